@@ -1,0 +1,21 @@
+"""fntorch's benchmarks: the workloads of shared/BENCHMARKS.md, one command, one ratio table.
+
+Run ``python -m benchmarks`` (``--quick``, ``--only W1,W9``; see ``python -m benchmarks
+-h``). Each workload lives in one file of ``benchmarks/workloads/`` and defines its
+inputs once (numpy, fixed seeds) and one builder per framework: fntorch always, numpy
+always, PyTorch, JAX and HIPS autograd when importable.
+
+Measured now: W1 (eager dispatch), W6 (per-example gradients, no jit), W7 (Hessian,
+no jit), W9 (matmul, and numpy's copy bandwidth as the memory ceiling).
+Registered as 'not yet available' until their feature lands: W2, W3, W4, W5 and the jit
+variants of W6 and W7 (need ``ft.jit``), W8 (needs ``ft.scan`` and jit), W10 (needs
+the ``ft.nn`` shim).
+
+Adding a workload: a new file in ``benchmarks/workloads/`` that builds a
+``Workload``, decorates one builder per framework with ``@w.impl(...)`` and calls
+``register(w)``; then import it in ``benchmarks/workloads/__init__.py``.
+"""
+
+from ._harness import QUICK, REGISTRY, Settings, Workload, all_workloads, register, run_workload
+
+__all__ = ["QUICK", "REGISTRY", "Settings", "Workload", "all_workloads", "register", "run_workload"]

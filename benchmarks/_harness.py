@@ -1,0 +1,286 @@
+"""The benchmark harness: a workload registry, an interleaved timer and the ratio table.
+
+A workload is registered once, in its own file under ``benchmarks/workloads/``, with
+one implementation per framework. An implementation is a *builder*: it takes the
+workload's inputs (numpy arrays made from fixed seeds, shared by every framework)
+and returns a zero-argument thunk that does one call of the workload and returns its
+result. Framework imports happen inside the builders, so a framework that is not
+installed is simply skipped.
+
+>>> from benchmarks import _harness as h
+>>> w = h.Workload("WX", "add one", make_inputs=lambda: {"x": np.ones(3, np.float32)})
+>>> @w.impl("numpy")
+... def _(inputs):
+...     return lambda: inputs["x"] + 1
+>>> [r.framework for r in h.run_workload(w, settings=h.Settings(min_runs=2, min_time=0))]
+['numpy']
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import math
+import statistics
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - not on POSIX
+    resource = None
+
+FRAMEWORKS = ("fntorch", "numpy", "torch", "jax", "autograd")
+REFERENCES = FRAMEWORKS[1:]
+# Which importable module a framework needs (HIPS autograd installs as `autograd`).
+_MODULE = {"fntorch": "fntorch", "numpy": "numpy", "torch": "torch", "jax": "jax",
+           "autograd": "autograd"}
+
+# The allocator setting that BENCHMARKS.md asks the references to be run under as well.
+MALLOC_ENV = {
+    "MALLOC_ARENA_MAX": "1",
+    "MALLOC_MMAP_THRESHOLD_": "33554432",
+    "MALLOC_TRIM_THRESHOLD_": "4294967296",
+}
+
+
+def available(framework: str) -> bool:
+    """Whether ``framework`` can be imported here (without importing it)."""
+    return importlib.util.find_spec(_MODULE[framework]) is not None
+
+
+# ------------------------------------------------------------------------------ registry
+
+
+@dataclass(frozen=True)
+class Impl:
+    """One framework's version of a workload.
+
+    ``mode`` is ``"eager"`` or ``"jit"``: a jit variant also reports its first call
+    (trace + compile) as its own row, and is compared with fntorch's variant of the
+    same mode.
+    """
+
+    framework: str
+    build: Callable[[dict], Callable[[], Any]]
+    mode: str = "eager"
+    label: str = ""  # shown after the framework name, e.g. "no jit", "by hand"
+
+    @property
+    def name(self) -> str:
+        return f"{self.framework} ({self.label})" if self.label else self.framework
+
+
+@dataclass
+class Workload:
+    """A named workload: its inputs, its implementations, how to read its times.
+
+    ``ops_per_call`` turns the time of one call into a time per op (W1 reports
+    microseconds per op); ``rate`` optionally turns a median time into a figure for
+    the note column (GFLOP/s, GB/s). ``pending`` marks a workload that waits for a
+    feature: it prints one 'not yet available' row and measures nothing.
+    """
+
+    id: str
+    title: str
+    make_inputs: Callable[[], dict] = dict
+    unit: str = "ms"  # "ms" per call, or "us/op"
+    ops_per_call: int = 1
+    rtol: float = 1e-4
+    atol: float = 1e-5
+    reference: str = "numpy"  # whose output the others are checked against
+    rate: Callable[[float], str] | None = None
+    pending: str | None = None
+    impls: list[Impl] = field(default_factory=list)
+
+    def impl(self, framework: str, mode: str = "eager", label: str = ""):
+        """Decorator registering a builder for ``framework``."""
+        if framework not in FRAMEWORKS:
+            raise ValueError(f"unknown framework {framework!r}; expected one of {FRAMEWORKS}")
+
+        def register(build):
+            self.impls.append(Impl(framework, build, mode, label))
+            return build
+
+        return register
+
+
+REGISTRY: dict[str, Workload] = {}
+
+
+def register(workload: Workload) -> Workload:
+    """Add ``workload`` to the registry under its id (one id, one workload)."""
+    if workload.id in REGISTRY:
+        raise ValueError(f"workload {workload.id} is registered twice")
+    REGISTRY[workload.id] = workload
+    return workload
+
+
+def all_workloads() -> dict[str, Workload]:
+    """Every registered workload, in id order (W1, W2, ..., W10)."""
+    from . import workloads  # noqa: F401  - registers them at import
+
+    return dict(sorted(REGISTRY.items(), key=lambda kv: (int(kv[0][1:].split(".")[0]), kv[0])))
+
+
+# ------------------------------------------------------------------------------- timing
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How long to measure: at least ``min_runs`` calls *and* ``min_time`` seconds of
+    calls per implementation (capped at ``max_runs``), after ``warmup`` calls."""
+
+    min_runs: int = 20
+    min_time: float = 2.0
+    max_runs: int = 2000
+    warmup: int = 2
+    device: str = "cpu"
+
+
+QUICK = Settings(min_runs=5, min_time=0.25, max_runs=200, warmup=1)
+
+
+@dataclass
+class Result:
+    workload: str
+    framework: str  # the implementation's display name
+    base: str  # the bare framework name ("fntorch", "torch", ...)
+    mode: str
+    times: list[float]  # seconds per call
+    faults: list[int]  # minor page faults per call
+    first_call: float  # seconds, the first (cold) call
+    output: Any = None  # the last call's result, as numpy arrays
+    note: str = ""
+    malloc_env: bool = False
+    error: str = ""
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times) if self.times else math.nan
+
+    @property
+    def faults_per_call(self) -> float:
+        return statistics.fmean(self.faults) if self.faults else math.nan
+
+
+def _minflt() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt if resource else 0
+
+
+def block(framework: str, out: Any) -> None:
+    """Wait until ``out`` is computed (asynchronous frameworks return early)."""
+    if framework == "jax":
+        import jax
+
+        jax.block_until_ready(out)
+    elif framework == "torch":
+        import torch
+
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+    elif framework == "fntorch":
+        import fntorch as ft
+
+        wait = getattr(ft, "block_until_ready", None)  # eager CPU is synchronous
+        if wait is not None:
+            wait(out)
+
+
+def to_numpy(out: Any) -> list[np.ndarray]:
+    """The leaves of a result as float64 numpy arrays, dicts in sorted-key order."""
+    if isinstance(out, dict):
+        return [a for k in sorted(out) for a in to_numpy(out[k])]
+    if isinstance(out, list | tuple):
+        return [a for o in out for a in to_numpy(o)]
+    if hasattr(out, "detach"):  # torch
+        out = out.detach().cpu().numpy()
+    return [np.asarray(out, dtype=np.float64)]
+
+
+def _timed_call(framework: str, thunk) -> tuple[float, int, Any]:
+    f0 = _minflt()
+    t0 = time.perf_counter()
+    out = thunk()
+    block(framework, out)
+    t1 = time.perf_counter()
+    return t1 - t0, _minflt() - f0, out
+
+
+def run_workload(
+    workload: Workload,
+    frameworks: Iterable[str] = FRAMEWORKS,
+    settings: Settings = Settings(),
+) -> list[Result]:
+    """Measure ``workload`` in each available framework of ``frameworks``, interleaved.
+
+    Every implementation is built and warmed up first (its first call is kept apart),
+    then the implementations take turns, one call each (A B A B ...), until each has
+    ``settings.min_runs`` calls and ``settings.min_time`` seconds. Outputs are checked
+    against the workload's reference framework; a mismatch goes into the note.
+    """
+    wanted = set(frameworks)
+    impls = [i for i in workload.impls if i.framework in wanted and available(i.framework)]
+    inputs = workload.make_inputs()
+    results: list[Result] = []
+    thunks = []
+    for impl in impls:
+        res = Result(workload.id, impl.name, impl.framework, impl.mode, [], [], math.nan)
+        results.append(res)
+        try:
+            thunk = impl.build(inputs)
+            res.first_call, _, out = _timed_call(impl.framework, thunk)
+            for _ in range(settings.warmup):
+                _timed_call(impl.framework, thunk)
+            res.output = to_numpy(out)
+        except Exception as e:  # one framework failing must not hide the others
+            res.error = f"{type(e).__name__}: {e}".splitlines()[0][:120]
+            continue
+        thunks.append((res, impl.framework, thunk))
+
+    gc.collect()
+    started = time.perf_counter()
+    live = list(thunks)
+    while live:
+        for entry in list(live):
+            res, framework, thunk = entry
+            dt, faults, _ = _timed_call(framework, thunk)
+            res.times.append(dt)
+            res.faults.append(faults)
+            n = len(res.times)
+            spent = sum(res.times)
+            done = n >= settings.max_runs or (
+                n >= settings.min_runs and spent >= settings.min_time
+            )
+            # A slow implementation stops at min_runs once the round has taken long enough.
+            if done or (n >= settings.min_runs and time.perf_counter() - started > 30):
+                live.remove(entry)
+
+    _check_outputs(workload, results)
+    for res in results:
+        if workload.rate and res.times and not res.note:
+            res.note = workload.rate(res.median)
+    return results
+
+
+def _check_outputs(workload: Workload, results: list[Result]) -> None:
+    ref = next((r for r in results if r.base == workload.reference and r.output), None)
+    if ref is None:
+        return
+    for res in results:
+        if res is ref or res.output is None:
+            continue
+        if len(res.output) != len(ref.output) or any(
+            a.shape != b.shape for a, b in zip(res.output, ref.output)
+        ):
+            res.note = f"MISMATCH: output structure differs from {ref.framework}"
+            continue
+        err = max((float(np.max(np.abs(a - b), initial=0)) for a, b in
+                   zip(res.output, ref.output)), default=0.0)
+        if not all(np.allclose(a, b, rtol=workload.rtol, atol=workload.atol)
+                   for a, b in zip(res.output, ref.output)):
+            res.note = f"MISMATCH vs {ref.framework}: max |diff| {err:.3g}"

@@ -1,0 +1,91 @@
+"""The one table: rows from results, ratios within one process, JSON for the child run."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from ._harness import Result, Workload
+
+MALLOC_MARK = " [malloc env]"
+
+HEADER = ("workload", "framework", "median", "min", "max", "unit", "faults/call", "ratio",
+          "note")
+
+
+def _scale(workload: Workload, seconds: float) -> float:
+    if workload.unit == "us/op":
+        return seconds / workload.ops_per_call * 1e6
+    return seconds * 1e3
+
+
+def _fmt(x: float) -> str:
+    if x is None or math.isnan(x):
+        return "-"
+    if x >= 100:
+        return f"{x:.1f}"
+    if x >= 1:
+        return f"{x:.3f}"
+    return f"{x:.4f}"
+
+
+def _baseline(result: Result, group: list[Result]) -> Result | None:
+    """fntorch's result of the same mode in the same process, else its eager one."""
+    fnt = [r for r in group if r.base == "fntorch" and r.times]
+    same = [r for r in fnt if r.mode == result.mode]
+    return (same or [r for r in fnt if r.mode == "eager"] or [None])[0]
+
+
+def rows(workload: Workload, results: list[Result]) -> list[tuple[str, ...]]:
+    """Table rows for one workload: each result, plus a first-call row for jit variants."""
+    if workload.pending:
+        return [(workload.id, "-", "-", "-", "-", "-", "-", "-",
+                 f"not yet available: {workload.pending}")]
+    out = []
+    for res in results:
+        name = res.framework + (MALLOC_MARK if res.malloc_env else "")
+        if res.error:
+            out.append((workload.id, name, "-", "-", "-", "-", "-", "-", f"error: {res.error}"))
+            continue
+        group = [r for r in results if r.malloc_env == res.malloc_env]
+        base = _baseline(res, group)
+        ratio = "-" if base is None or base is res else f"{res.median / base.median:.2f}"
+        out.append((
+            workload.id, name,
+            _fmt(_scale(workload, res.median)),
+            _fmt(_scale(workload, min(res.times))),
+            _fmt(_scale(workload, max(res.times))),
+            workload.unit,
+            f"{res.faults_per_call:.1f}",
+            ratio,
+            res.note,
+        ))
+        if res.mode == "jit":
+            out.append((workload.id, name + " first call", _fmt(res.first_call * 1e3),
+                        "-", "-", "ms", "-", "-", "trace + compile + one call"))
+    return out
+
+
+def format_table(table: list[tuple[str, ...]]) -> str:
+    widths = [max(len(r[i]) for r in [HEADER, *table]) for i in range(len(HEADER))]
+    numeric = {2, 3, 4, 6, 7}
+
+    def line(r):
+        cells = [c.rjust(w) if i in numeric else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(r, widths))]
+        return " | ".join(cells).rstrip()
+
+    sep = "-+-".join("-" * w for w in widths)
+    return "\n".join([line(HEADER), sep, *(line(r) for r in table)])
+
+
+_FIELDS = ("workload", "framework", "base", "mode", "times", "faults", "first_call", "note",
+           "error")
+
+
+def dumps(results: list[Result]) -> str:
+    return json.dumps([{f: getattr(r, f) for f in _FIELDS} for r in results])
+
+
+def loads(text: str) -> list[Result]:
+    return [Result(**d, malloc_env=True) for d in json.loads(text)]

@@ -1,0 +1,76 @@
+"""W7, Hessian of ``f(x) = sum(tanh(W @ x)**2)`` w.r.t. ``x``, x of size 100, W (100, 100).
+
+Measured without jit for now: ``ft.hessian(f)`` against ``torch.func.hessian`` and
+``jax.hessian`` called without ``jax.jit``, and HIPS autograd's ``hessian``; the jit
+variant of BENCHMARKS.md joins as a ``mode="jit"`` builder when ``ft.jit`` lands.
+numpy is the closed form ``W.T @ diag(2 (1 - t**2) (1 - 3 t**2)) @ W``, ``t = tanh(W x)``.
+"""
+
+import numpy as np
+
+from .._harness import Workload, register
+
+N = 100
+
+
+def make_inputs() -> dict:
+    rng = np.random.default_rng(7)
+    return {"w": (rng.standard_normal((N, N)) / np.sqrt(N)).astype(np.float32),
+            "x": rng.standard_normal(N).astype(np.float32)}
+
+
+W7 = register(Workload(
+    "W7", "Hessian of sum(tanh(W @ x)**2), n=100, no jit", make_inputs=make_inputs,
+    rtol=1e-3, atol=1e-4,
+))
+
+
+@W7.impl("fntorch", label="no jit")
+def _fntorch(inputs):
+    import fntorch as ft
+
+    w, x = ft.asarray(inputs["w"]), ft.asarray(inputs["x"])
+    hess = ft.hessian(lambda x: ft.sum(ft.tanh(w @ x) ** 2))
+    return lambda: hess(x)
+
+
+@W7.impl("numpy", label="closed form")
+def _numpy(inputs):
+    w, x = inputs["w"], inputs["x"]
+
+    def run():
+        t = np.tanh(w @ x)
+        d2 = 2 * (1 - t * t) * (1 - 3 * t * t)
+        return w.T @ (d2[:, None] * w)
+
+    return run
+
+
+@W7.impl("torch", label="torch.func")
+def _torch(inputs):
+    import torch
+    from torch.func import hessian
+
+    w, x = torch.from_numpy(inputs["w"]), torch.from_numpy(inputs["x"])
+    hess = hessian(lambda x: torch.sum(torch.tanh(w @ x) ** 2))
+    return lambda: hess(x)
+
+
+@W7.impl("jax", label="no jit")
+def _jax(inputs):
+    import jax
+    import jax.numpy as jnp
+
+    w, x = jnp.asarray(inputs["w"]), jnp.asarray(inputs["x"])
+    hess = jax.hessian(lambda x: jnp.sum(jnp.tanh(w @ x) ** 2))
+    return lambda: hess(x)
+
+
+@W7.impl("autograd")
+def _autograd(inputs):
+    import autograd.numpy as anp
+    from autograd import hessian
+
+    w, x = inputs["w"], inputs["x"]
+    hess = hessian(lambda x: anp.sum(anp.tanh(anp.dot(w, x)) ** 2))
+    return lambda: hess(x)

@@ -1,0 +1,41 @@
+"""fntorch: PyTorch's user surface on JAX's core.
+
+Programs are pure functions of immutable tensors; ``grad``, ``vjp``, ``jvp``, ``vmap``
+and ``jit`` are composable transforms over one small set of primitives.
+
+>>> import fntorch as ft
+>>> ft.grad(lambda x: (x * x).sum())(ft.asarray([1.0, 2.0])).tolist()
+[2.0, 4.0]
+"""
+
+from . import fx, tree
+from .fx import dtypes as _dtypes
+from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
+from .fx.dtypes import (
+    bfloat16,
+    bool_ as bool,  # noqa: A001 - the public dtype name
+    finfo,
+    float0,
+    float16,
+    float32,
+    float64,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    result_type,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from . import devices, ops
+from .devices import default_device, device, devices as _devices_fn
+from . import transforms
+from .transforms.api import *  # noqa: F403
+from .ops.api import *  # noqa: F403
+
+devices = _devices_fn  # the function; the room stays importable as fntorch.devices
+
+__version__ = "0.1.0"

@@ -1,0 +1,137 @@
+"""Devices: where buffers live and how primitives run eagerly on them."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+
+import numpy as np
+
+from ..fx import core
+
+
+class Device:
+    """A place that holds buffers and runs primitives: ``cpu`` (numpy) or ``cuda:N`` (CuPy).
+
+    >>> import fntorch as ft
+    >>> ft.device("cpu")
+    device(type='cpu')
+    """
+
+    __slots__ = ("platform", "index", "impls", "_to_buffer", "_to_host", "__weakref__")
+
+    def __init__(self, platform: str, index: int, impls: dict, to_buffer: Callable, to_host: Callable):
+        self.platform = platform
+        self.index = index
+        self.impls = impls
+        self._to_buffer = to_buffer
+        self._to_host = to_host
+
+    @property
+    def type(self) -> str:
+        return self.platform
+
+    def put(self, host_array: np.ndarray):
+        """A new buffer on this device holding a copy of ``host_array``."""
+        return self._to_buffer(host_array)
+
+    def to_host(self, buffer) -> np.ndarray:
+        return self._to_host(buffer)
+
+    def __repr__(self):
+        if self.platform == "cpu":
+            return "device(type='cpu')"
+        return f"device(type='{self.platform}', index={self.index})"
+
+    def __str__(self):
+        return self.platform if self.platform == "cpu" else f"{self.platform}:{self.index}"
+
+
+def _cpu_put(a):
+    return np.array(a, copy=True)
+
+
+# The impl table of the CPU: primitive -> function of numpy buffers. Filled by
+# `fntorch.devices.cpu_*` modules at import.
+cpu_impls: dict = {}
+CPU = Device("cpu", 0, cpu_impls, _cpu_put, lambda b: b)
+
+core.buffer_devices[np.ndarray] = CPU
+for _t in set(np.sctypeDict.values()):
+    core.buffer_devices[_t] = CPU
+import ml_dtypes as _mld  # noqa: E402
+
+core.buffer_devices[_mld.bfloat16] = CPU
+
+_default_device: contextvars.ContextVar[Device] = contextvars.ContextVar(
+    "fntorch_default_device", default=CPU
+)
+core.default_device_getter = _default_device.get
+
+
+def devices() -> list[Device]:
+    """The devices this process can use.
+
+    >>> import fntorch as ft
+    >>> ft.devices()[0]
+    device(type='cpu')
+    """
+    out = [CPU]
+    out.extend(_cuda_devices())
+    return out
+
+
+def _cuda_devices() -> list[Device]:
+    # CUDA arrives with its own issue; until then no CUDA device exists. CuPy is never
+    # imported by the CPU install.
+    return []
+
+
+def device(spec) -> Device:
+    """The device named by ``spec`` (``"cpu"``, ``"cuda"``, ``"cuda:1"`` or a Device).
+
+    >>> import fntorch as ft
+    >>> ft.device("cpu").type
+    'cpu'
+    """
+    if isinstance(spec, Device):
+        return spec
+    if not isinstance(spec, str):
+        raise TypeError(f"device: expected a string such as 'cpu' or 'cuda:0', got {spec!r}")
+    platform, _, idx = spec.partition(":")
+    index = int(idx) if idx else 0
+    if platform == "cpu":
+        return CPU
+    if platform == "cuda":
+        found = [d for d in _cuda_devices() if d.index == index]
+        if not found:
+            raise RuntimeError(
+                f"device: {spec!r} is not available: this fntorch has no CUDA device "
+                "(CUDA support needs a GPU and the `cuda` extra: pip install 'fntorch[cuda]')"
+            )
+        return found[0]
+    raise ValueError(f"device: unknown device type {platform!r} in {spec!r}; expected 'cpu' or 'cuda'")
+
+
+def get_default_device() -> Device:
+    return _default_device.get()
+
+
+class default_device:
+    """Context manager: tensors made from nothing inside it go to ``dev``.
+
+    >>> import fntorch as ft
+    >>> with ft.default_device("cpu"):
+    ...     ft.zeros(2).device
+    device(type='cpu')
+    """
+
+    def __init__(self, dev):
+        self.device = device(dev)
+
+    def __enter__(self):
+        self._token = _default_device.set(self.device)
+        return self.device
+
+    def __exit__(self, *exc):
+        _default_device.reset(self._token)

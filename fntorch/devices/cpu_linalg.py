@@ -1,0 +1,169 @@
+"""CPU (numpy) impls of the linalg primitives.
+
+Both ``dot_general`` and ``conv_general_dilated`` end in one batched ``np.matmul`` over
+large matrices, so BLAS does the work: dot_general after transposing to
+``(batch, free, contract)``; conv after im2col (``sliding_window_view``, one matmul per
+group). ``reduce_window_*`` pad with the reduction's identity and reduce a strided view.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import partial
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..fx import dtypes as dt
+from ..ops._prims_linalg import (
+    _window_out,
+    conv_general_dilated_p,
+    conv_out_spatial,
+    dilate_shape,
+    dot_general_p,
+    reduce_window_max_p,
+    reduce_window_min_p,
+    reduce_window_sum_p,
+)
+from ._device import cpu_impls
+
+# numpy has no fast (or, for bfloat16, any) matmul for half floats: compute in float32.
+_HALF = (dt.float16, dt.bfloat16)
+
+
+def _compute_dtype(dtype):
+    return dt.float32 if dtype in _HALF else dtype
+
+
+def _prod(xs) -> int:
+    return int(np.prod(xs, dtype=np.int64))
+
+
+def _dot_general_impl(lhs, rhs, *, dimension_numbers, preferred_element_type):
+    (lc, rc), (lb, rb) = dimension_numbers
+    lfree = [i for i in range(lhs.ndim) if i not in lc and i not in lb]
+    rfree = [i for i in range(rhs.ndim) if i not in rc and i not in rb]
+    out_dtype = preferred_element_type or lhs.dtype
+    out_shape = tuple(lhs.shape[d] for d in (*lb, *lfree)) + tuple(rhs.shape[d] for d in rfree)
+    cdt = _compute_dtype(out_dtype)
+    bsz = _prod([lhs.shape[d] for d in lb])
+    m, n = _prod([lhs.shape[d] for d in lfree]), _prod([rhs.shape[d] for d in rfree])
+    k = _prod([lhs.shape[d] for d in lc])
+    a = np.transpose(lhs, (*lb, *lfree, *lc)).astype(cdt, copy=False).reshape(bsz, m, k)
+    b = np.transpose(rhs, (*rb, *rc, *rfree)).astype(cdt, copy=False).reshape(bsz, k, n)
+    res = np.matmul(a, b)
+    return res.reshape(out_shape).astype(out_dtype, copy=False)
+
+
+cpu_impls[dot_general_p] = _dot_general_impl
+
+
+def _window_out_shape(*args):
+    return _window_out("reduce_window", *args)
+
+
+def _dilate_and_pad(x, dilation, padding, fill, axes_from: int):
+    """``x`` with zeros (``fill``) between neighbours and ``padding`` (negative: crop) on
+    its dims from ``axes_from`` on."""
+    lead = x.shape[:axes_from]
+    dshape = dilate_shape(x.shape[axes_from:], dilation)
+    if any(d > 1 for d in dilation):
+        y = np.full(lead + dshape, fill, x.dtype)
+        y[(slice(None),) * axes_from + tuple(slice(None, None, d) for d in dilation)] = x
+        x = y
+    crop = (slice(None),) * axes_from + tuple(
+        slice(max(0, -lo), s - max(0, -hi)) for (lo, hi), s in zip(padding, dshape)
+    )
+    x = x[crop]
+    pads = [(0, 0)] * axes_from + [(max(0, lo), max(0, hi)) for lo, hi in padding]
+    if any(p != (0, 0) for p in pads):
+        x = np.pad(x, pads, constant_values=fill)
+    return x
+
+
+def _windows(x, window, strides, window_dilation, axes_from: int):
+    """A view of shape ``x.shape[:axes_from] + out + window`` of every window position."""
+    nd = len(window)
+    win = dilate_shape(window, window_dilation)
+    axes = tuple(range(axes_from, axes_from + nd))
+    v = sliding_window_view(x, win, axis=axes)
+    sel = (slice(None),) * axes_from + tuple(slice(None, None, s) for s in strides)
+    sel += tuple(slice(None, None, d) for d in window_dilation)
+    return v[sel]
+
+
+def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
+               feature_group_count, batch_group_count):
+    n, o, ci, window = lhs.shape[0], rhs.shape[0], rhs.shape[1], rhs.shape[2:]
+    g, b = feature_group_count, batch_group_count
+    osp = conv_out_spatial(lhs.shape[2:], window, window_strides, padding, lhs_dilation,
+                           rhs_dilation)
+    out_shape = (n // b, o, *osp)
+    if _prod(out_shape) == 0 or rhs.size == 0:
+        return np.zeros(out_shape, lhs.dtype)
+    cdt = _compute_dtype(lhs.dtype)
+    nsp = len(window)
+    x = _dilate_and_pad(lhs.astype(cdt, copy=False), lhs_dilation, padding, 0, 2)
+    patches = _windows(x, window, window_strides, rhs_dilation, 2)  # (N, C, *out, *window)
+    patches = patches.reshape(b, n // b, g, ci, *osp, *window)
+    # -> (groups, N/B, *out, C/G, *window): rows are output positions, columns a window.
+    sp = tuple(range(4, 4 + nsp))
+    win = tuple(range(4 + nsp, 4 + 2 * nsp))
+    patches = np.transpose(patches, (0, 2, 1, *sp, 3, *win))
+    cols = ci * _prod(window)
+    patches = patches.reshape(b * g, (n // b) * _prod(osp), cols)
+    kernel = rhs.astype(cdt, copy=False).reshape(b * g, o // (b * g), cols)
+    res = np.matmul(patches, np.swapaxes(kernel, 1, 2))  # (groups, N/B * P, O/groups)
+    res = res.reshape(b, g, n // b, *osp, o // (b * g))
+    res = np.transpose(res, (2, 0, 1, 3 + nsp, *range(3, 3 + nsp)))
+    return np.ascontiguousarray(res.reshape(out_shape)).astype(lhs.dtype, copy=False)
+
+
+cpu_impls[conv_general_dilated_p] = _conv_impl
+
+
+def _identity(kind, dtype):
+    if kind == "sum":
+        return np.zeros((), dtype)
+    if dt.is_float(dtype):
+        return np.asarray(-np.inf if kind == "max" else np.inf, dtype)
+    if dtype == dt.bool_:
+        return np.asarray(kind == "min", dtype)
+    info = np.iinfo(dtype)
+    return np.asarray(info.min if kind == "max" else info.max, dtype)
+
+
+# Up to this many window taps, one whole-array ufunc call per tap beats reducing the
+# (badly strided) window axes of a sliding view; past it, Python overhead dominates.
+_MAX_TAP_LOOP = 64
+
+
+def _reduce_window_impl(kind, ufunc, x, *, window_dimensions, window_strides, padding,
+                        base_dilation, window_dilation):
+    nd = x.ndim
+    out_shape = _window_out_shape(x.shape, window_dimensions, window_strides, padding,
+                                  base_dilation, window_dilation)
+    if _prod(out_shape) == 0:
+        return np.zeros(out_shape, x.dtype)
+    # Half floats are summed in float32 (as an accumulator would); max/min are exact.
+    cdt = _compute_dtype(x.dtype) if kind == "sum" else x.dtype
+    y = _dilate_and_pad(np.asarray(x), base_dilation, padding, _identity(kind, x.dtype), 0)
+    y = y.astype(cdt, copy=False)
+    if _prod(window_dimensions) > _MAX_TAP_LOOP:
+        v = _windows(y, window_dimensions, window_strides, window_dilation, 0)
+        res = ufunc.reduce(v, axis=tuple(range(nd, 2 * nd)), dtype=cdt)
+        return np.asarray(res, x.dtype).reshape(out_shape)
+    res = None
+    for off in itertools.product(*(range(w) for w in window_dimensions)):
+        tap = y[tuple(slice(k * d, k * d + (n - 1) * s + 1, s) for k, d, n, s in
+                      zip(off, window_dilation, out_shape, window_strides))]
+        if res is None:
+            res = np.array(tap, cdt)
+        else:
+            ufunc(res, tap, out=res)
+    return res.astype(x.dtype, copy=False)
+
+
+cpu_impls[reduce_window_sum_p] = partial(_reduce_window_impl, "sum", np.add)
+cpu_impls[reduce_window_max_p] = partial(_reduce_window_impl, "max", np.maximum)
+cpu_impls[reduce_window_min_p] = partial(_reduce_window_impl, "min", np.minimum)

@@ -1,0 +1,151 @@
+"""CPU (numpy) impls of the reduce, scan and sort primitives.
+
+Dtypes are kept exact: numpy promotes small and 32-bit integer sums to int64, so every
+accumulating call passes ``dtype=``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..fx import dtypes as dt
+from ..ops import _prims_reduce as r
+from ._device import cpu_impls
+
+
+def _identity_low(dtype):
+    """The identity of max: -inf for floats, the smallest value for ints, False for bools."""
+    if dtype == dt.bool_:
+        return False
+    if dt.is_integer(dtype):
+        return np.iinfo(dtype).min
+    return -np.inf
+
+
+def _identity_high(dtype):
+    if dtype == dt.bool_:
+        return True
+    if dt.is_integer(dtype):
+        return np.iinfo(dtype).max
+    return np.inf
+
+
+def _reduce_sum(x, *, axes):
+    return np.sum(x, axis=axes, dtype=x.dtype)
+
+
+cpu_impls[r.reduce_sum_p] = _reduce_sum
+
+
+def _reduce_prod(x, *, axes):
+    return np.prod(x, axis=axes, dtype=x.dtype)
+
+
+cpu_impls[r.reduce_prod_p] = _reduce_prod
+
+
+def _reduce_max(x, *, axes):
+    # np.maximum propagates NaN; `initial` gives the identity for empty axes.
+    return np.maximum.reduce(x, axis=axes, initial=_identity_low(x.dtype))
+
+
+cpu_impls[r.reduce_max_p] = _reduce_max
+
+
+def _reduce_min(x, *, axes):
+    return np.minimum.reduce(x, axis=axes, initial=_identity_high(x.dtype))
+
+
+cpu_impls[r.reduce_min_p] = _reduce_min
+
+
+def _reduce_and(x, *, axes):
+    return np.all(x, axis=axes)
+
+
+cpu_impls[r.reduce_and_p] = _reduce_and
+
+
+def _reduce_or(x, *, axes):
+    return np.any(x, axis=axes)
+
+
+cpu_impls[r.reduce_or_p] = _reduce_or
+
+
+def _argmax(x, *, axes, index_dtype):
+    # numpy returns the first NaN, which is the documented semantics.
+    return np.argmax(x, axis=axes[0]).astype(index_dtype)
+
+
+cpu_impls[r.argmax_p] = _argmax
+
+
+def _argmin(x, *, axes, index_dtype):
+    return np.argmin(x, axis=axes[0]).astype(index_dtype)
+
+
+cpu_impls[r.argmin_p] = _argmin
+
+
+def _scan_impl(accumulate, x, *, axis, reverse):
+    if reverse:
+        return np.flip(accumulate(np.flip(x, axis), axis), axis)
+    return accumulate(x, axis)
+
+
+def _cumsum(x, axis):
+    return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
+def _cumprod(x, axis):
+    return np.cumprod(x, axis=axis, dtype=x.dtype)
+
+
+def _cummax(x, axis):
+    return np.maximum.accumulate(x, axis=axis)
+
+
+def _cummin(x, axis):
+    return np.minimum.accumulate(x, axis=axis)
+
+
+def _scan_rule(accumulate):
+    def impl(x, *, axis, reverse):
+        return _scan_impl(accumulate, x, axis=axis, reverse=reverse)
+
+    return impl
+
+
+cpu_impls[r.cumsum_p] = _scan_rule(_cumsum)
+cpu_impls[r.cumprod_p] = _scan_rule(_cumprod)
+cpu_impls[r.cummax_p] = _scan_rule(_cummax)
+cpu_impls[r.cummin_p] = _scan_rule(_cummin)
+
+
+def sort_permutation(keys, axis: int) -> np.ndarray:
+    """The stable lexicographic sorting permutation of ``keys`` along ``axis``, NaNs last.
+
+    Successive stable argsorts from the least significant key, which works for every
+    dtype numpy can argsort (bfloat16 included, unlike ``np.lexsort``).
+
+    >>> sort_permutation([np.array([1.0, 0.0, 1.0]), np.array([2, 5, 1])], 0).tolist()
+    [1, 2, 0]
+    """
+    perm = None
+    for k in reversed(keys):
+        k = np.asarray(k)
+        if perm is None:
+            perm = np.argsort(k, axis=axis, kind="stable")
+        else:
+            sub = np.argsort(np.take_along_axis(k, perm, axis), axis=axis, kind="stable")
+            perm = np.take_along_axis(perm, sub, axis)
+    return perm
+
+
+def _sort(*operands, dimension, is_stable, num_keys):
+    perm = sort_permutation(operands[:num_keys], dimension)
+    return [np.take_along_axis(np.asarray(x), perm, dimension) for x in operands]
+
+
+cpu_impls[r.sort_p] = _sort

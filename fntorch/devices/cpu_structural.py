@@ -1,0 +1,157 @@
+"""CPU (numpy) impls of the structural primitives.
+
+Buffers are never mutated, so numpy views (reshape, transpose, slices, broadcast_to's
+read-only views) are returned as they are; only `copy` and `dynamic_update_slice`
+allocate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops import _prims_structural as ps
+from ._device import cpu_impls
+
+
+def _convert_element_type(x, *, new_dtype):
+    # NaN/inf/out-of-range floats cast to integers are unspecified (as in numpy and lax);
+    # numpy warns about them, which is noise here.
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.asarray(x).astype(new_dtype)
+
+
+cpu_impls[ps.convert_element_type_p] = _convert_element_type
+
+
+def _iota(*, dtype, shape, dimension):
+    n = shape[dimension]
+    line = np.arange(n, dtype=np.int64).astype(dtype)
+    line = line.reshape((1,) * dimension + (n,) + (1,) * (len(shape) - dimension - 1))
+    return np.broadcast_to(line, shape)
+
+
+cpu_impls[ps.iota_p] = _iota
+
+
+def _broadcast_in_dim(x, *, shape, broadcast_dimensions):
+    x = np.asarray(x)
+    if list(broadcast_dimensions) != sorted(broadcast_dimensions):
+        order = sorted(range(x.ndim), key=lambda i: broadcast_dimensions[i])
+        x = x.transpose(order)
+        broadcast_dimensions = sorted(broadcast_dimensions)
+    if x.ndim != len(shape):
+        expanded = [1] * len(shape)
+        for i, d in enumerate(broadcast_dimensions):
+            expanded[d] = x.shape[i]
+        x = x.reshape(expanded)
+    return np.broadcast_to(x, shape)
+
+
+cpu_impls[ps.broadcast_in_dim_p] = _broadcast_in_dim
+
+
+def _reshape(x, *, new_sizes):
+    return np.reshape(x, new_sizes)
+
+
+cpu_impls[ps.reshape_p] = _reshape
+
+
+def _transpose(x, *, permutation):
+    return np.transpose(x, permutation)
+
+
+cpu_impls[ps.transpose_p] = _transpose
+
+
+def _squeeze(x, *, dimensions):
+    return np.squeeze(x, axis=dimensions)
+
+
+cpu_impls[ps.squeeze_p] = _squeeze
+
+
+def _expand_dims(x, *, dimensions):
+    return np.expand_dims(x, dimensions)
+
+
+cpu_impls[ps.expand_dims_p] = _expand_dims
+
+
+def _rev(x, *, dimensions):
+    return np.flip(x, dimensions)
+
+
+cpu_impls[ps.rev_p] = _rev
+
+
+def _slice(x, *, start_indices, limit_indices, strides):
+    strides = strides or (1,) * len(start_indices)
+    return np.asarray(x)[tuple(map(slice, start_indices, limit_indices, strides))]
+
+
+cpu_impls[ps.slice_p] = _slice
+
+
+def _window(shape, starts, sizes):
+    # lax semantics: each start is clamped so that the whole window is in bounds.
+    out = []
+    for n, s, k in zip(shape, starts, sizes):
+        s = min(max(int(s), 0), n - k)
+        out.append(slice(s, s + k))
+    return tuple(out)
+
+
+def _dynamic_slice(x, *start_indices, slice_sizes):
+    x = np.asarray(x)
+    return x[_window(x.shape, start_indices, slice_sizes)]
+
+
+cpu_impls[ps.dynamic_slice_p] = _dynamic_slice
+
+
+def _dynamic_update_slice(x, update, *start_indices):
+    out = np.array(x, copy=True)
+    update = np.asarray(update)
+    out[_window(out.shape, start_indices, update.shape)] = update
+    return out
+
+
+cpu_impls[ps.dynamic_update_slice_p] = _dynamic_update_slice
+
+
+def _concatenate(*xs, dimension):
+    return np.concatenate(xs, axis=dimension)
+
+
+cpu_impls[ps.concatenate_p] = _concatenate
+
+
+def _pad(x, padding_value, *, padding_config):
+    x = np.asarray(x)
+    # Pad with the non-negative parts (and interior) first, then crop the negative ones.
+    grown = [ps.pad_output_size(n, max(lo, 0), max(hi, 0), k)
+             for n, (lo, hi, k) in zip(x.shape, padding_config)]
+    out = np.full(grown, padding_value, dtype=x.dtype)
+    out[tuple(slice(max(lo, 0), max(lo, 0) + (n - 1) * (k + 1) + 1, k + 1) if n else slice(0, 0)
+              for n, (lo, hi, k) in zip(x.shape, padding_config))] = x
+    crop = tuple(slice(max(-lo, 0), g - max(-hi, 0))
+                 for g, (lo, hi, _) in zip(grown, padding_config))
+    return out[crop]
+
+
+cpu_impls[ps.pad_p] = _pad
+
+
+def _copy(x):
+    return np.array(x, copy=True)
+
+
+cpu_impls[ps.copy_p] = _copy
+
+
+def _stop_gradient(x):
+    return x
+
+
+cpu_impls[ps.stop_gradient_p] = _stop_gradient

@@ -1,0 +1,438 @@
+"""The language core: abstract values, primitives, tensors, tracers and the trace context.
+
+Every operation bottoms out in ``prim.bind(*args, **params)``. ``bind`` hands the call to
+the *current trace*, held in a ``contextvars.ContextVar`` so threads and nested
+transforms never see each other's state. The bottom of the stack is the eager
+``EvalTrace``, which runs the device impl. A transform (jvp, vmap, staging) installs its
+own trace while it calls the user's function; that trace handles its own tracers and
+treats every other value as a constant, and binds the work it derives on its *parent*
+trace. This is JAX's "stackless" design: each transform instance is a fresh trace
+object, so two nested ``grad``s can never mistake each other's tracers (no perturbation
+confusion).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import dtypes as _dt
+
+# ----------------------------------------------------------------------------- errors
+
+
+class UnexpectedTracerError(Exception):
+    """A traced value was used after the transform that made it had finished."""
+
+
+class ConcretizationError(TypeError):
+    """A Python-level decision (``if``, ``float()``, ``.item()``) was asked of an abstract value."""
+
+
+def _concretization_message(what: str, aval, transform: str) -> str:
+    return (
+        f"{what} needs a concrete value, but got an abstract tensor {aval} traced by "
+        f"{transform}. Python control flow cannot depend on a traced value. Fixes: mark "
+        "the argument static (ft.jit(f, static_argnums=...) / static_argnames=...), or "
+        "use ft.cond / ft.switch / ft.while_loop / ft.fori_loop instead of `if`/`while`, "
+        "or ft.where for elementwise choices."
+    )
+
+
+# ----------------------------------------------------------------------- abstract values
+
+
+class ShapedArray:
+    """The abstract value of a tensor: its shape, dtype and weak-type flag.
+
+    >>> ShapedArray((2, 3), np.dtype("float32"))
+    f32[2,3]
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.weak_type = weak_type
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, ShapedArray)
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def strong(self) -> ShapedArray:
+        return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+
+    def str_short(self) -> str:
+        return f"{dtype_short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    __repr__ = __str__ = str_short
+
+
+_SHORT = {
+    "bool": "bool",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+}  # fmt: skip
+
+
+def dtype_short_name(dtype) -> str:
+    return _SHORT.get(str(dtype), str(dtype))
+
+
+def get_aval(x) -> ShapedArray:
+    """The abstract value of a tensor, tracer, numpy array or Python scalar."""
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, Tensor):
+        v = x._value
+        return ShapedArray(v.shape, v.dtype)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(x.shape, x.dtype)
+    if isinstance(x, ShapedArray):
+        return x
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        dtype, weak = _dt.dtype_and_weak(x)
+        return ShapedArray((), dtype, weak)
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return ShapedArray(x.shape, _dt.canonicalize(x.dtype))
+    raise TypeError(f"get_aval: expected a tensor, array or Python scalar, got {type(x).__name__}")
+
+
+# ----------------------------------------------------------------------------- primitives
+
+# The rule table this room owns: output abstract values from input abstract values.
+# Rules take objects with `.shape` and `.dtype` (abstract values, tracers or raw
+# buffers alike) and keyword params; they raise the shape and dtype errors.
+abstract_eval_rules: dict[Primitive, Callable] = {}
+
+
+class Primitive:
+    """A named operation. Its behaviour lives in rule tables keyed by the primitive.
+
+    >>> my_p = Primitive("my_op")
+    >>> my_p
+    my_op
+    """
+
+    __slots__ = ("name", "multiple_results", "__weakref__")
+
+    def __init__(self, name: str, multiple_results: bool = False):
+        self.name = name
+        self.multiple_results = multiple_results
+
+    def bind(self, *args, **params):
+        return _current_trace.get().process_primitive(self, args, params)
+
+    def abstract_eval(self, *avals, **params):
+        try:
+            rule = abstract_eval_rules[self]
+        except KeyError:
+            raise NotImplementedError(f"primitive {self.name!r} has no abstract-eval rule") from None
+        return rule(*avals, **params)
+
+    def __repr__(self):
+        return self.name
+
+
+def bind(prim: Primitive, *args, **params):
+    """Applies ``prim`` to ``args`` under the current trace."""
+    return _current_trace.get().process_primitive(prim, args, params)
+
+
+# ------------------------------------------------------------------------ tensors
+
+
+# Buffer type -> Device. Filled by `fntorch.devices`; fx itself knows no device.
+buffer_devices: dict[type, Any] = {}
+
+
+def device_of_buffer(v):
+    try:
+        return buffer_devices[type(v)]
+    except KeyError:
+        for t, d in buffer_devices.items():
+            if isinstance(v, t):
+                buffer_devices[type(v)] = d
+                return d
+        raise TypeError(f"no fntorch device holds buffers of type {type(v).__name__}") from None
+
+
+class Tensor:
+    """An immutable n-d array value.
+
+    Concrete tensors hold a device buffer (a numpy array on the CPU). Tracers, which
+    stand for tensors inside a transform, are ``Tensor`` subclasses, so user code sees
+    one type. Operators and methods are attached by ``fntorch.ops``.
+
+    >>> import fntorch as ft
+    >>> t = ft.asarray([1.0, 2.0])
+    >>> (t * 2).tolist()
+    [2.0, 4.0]
+    """
+
+    __slots__ = ("_value",)
+    __array_priority__ = 100
+
+    def __init__(self, value):
+        self._value = value
+
+    # The few members that need the buffer; all others are defined on top of these.
+    @property
+    def aval(self) -> ShapedArray:
+        v = self._value
+        return ShapedArray(v.shape, v.dtype)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._value.shape
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self._value.size)
+
+    @property
+    def weak_type(self) -> bool:
+        return False
+
+    @property
+    def device(self):
+        return device_of_buffer(self._value)
+
+    def _concrete(self, what: str):
+        return self._value
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __setitem__(self, idx, value):
+        raise TypeError(
+            "fntorch tensors are immutable: `t[i] = v` is not supported. "
+            "Use the functional update `t = t.at[i].set(v)` (also .add, .multiply, .min, .max)."
+        )
+
+    __hash__ = object.__hash__
+
+
+def _new_tensor(value) -> Tensor:
+    t = _tensor_new(Tensor)
+    t._value = value
+    return t
+
+
+_tensor_new = object.__new__
+
+
+class Tracer(Tensor):
+    """A tensor that stands for a value inside a transform. ``_trace`` is its owner."""
+
+    __slots__ = ("_trace",)
+
+    @property
+    def aval(self) -> ShapedArray:  # pragma: no cover - each tracer defines it
+        raise NotImplementedError
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    @property
+    def ndim(self):
+        return len(self.aval.shape)
+
+    @property
+    def size(self):
+        return self.aval.size
+
+    @property
+    def weak_type(self):
+        return self.aval.weak_type
+
+    @property
+    def device(self):
+        return self._trace.device_of(self)
+
+    @property
+    def _value(self):
+        raise ConcretizationError(
+            _concretization_message("this operation", self.aval, self._trace.transform_name)
+        )
+
+    def _concrete(self, what: str):
+        """The concrete buffer behind this tracer, or ConcretizationError."""
+        raise ConcretizationError(
+            _concretization_message(what, self.aval, self._trace.transform_name)
+        )
+
+    def __repr__(self):
+        return f"Traced<{self.aval}>({self._trace.transform_name})"
+
+
+# ------------------------------------------------------------------------- traces
+
+
+class Trace:
+    """Interprets primitives. Subclasses: EvalTrace (eager), JVPTrace, BatchTrace, GraphTrace."""
+
+    transform_name = "trace"
+    parent: Trace | None = None
+    dead = False
+
+    def process_primitive(self, prim: Primitive, args, params):
+        raise NotImplementedError
+
+    def process_custom(self, kind: str, call, args):
+        """Higher-order calls (custom_jvp, custom_vjp, checkpoint) first reach the trace.
+
+        ``call`` is the `CustomCall` object of `fntorch.transforms`; the default is to
+        run its plain function, inlining it into this trace.
+        """
+        return call.inline(*args)
+
+    def device_of(self, tracer):
+        return None
+
+    def is_own(self, x) -> bool:
+        return isinstance(x, Tracer) and x._trace is self
+
+
+def escaped_tracer_error(t: Tracer, where: str) -> UnexpectedTracerError:
+    return UnexpectedTracerError(
+        f"{where}: got a tracer {t.aval} from {t._trace.transform_name}, which has already "
+        "returned (the tracer escaped it, e.g. through a global, a closure or a side "
+        "effect). Return values out of the transformed function instead of storing them."
+    )
+
+
+def check_tracer(t: Tracer, where: str):
+    """For a tracer that is not the current trace's own: fail if its transform is over."""
+    if t._trace.dead:
+        raise escaped_tracer_error(t, where)
+
+
+class EvalTrace(Trace):
+    """The bottom trace: runs each primitive's device impl on concrete buffers."""
+
+    transform_name = "eager evaluation"
+
+    def process_primitive(self, prim, args, params):
+        vals = []
+        device = None
+        for a in args:
+            if type(a) is Tensor:
+                v = a._value
+            elif isinstance(a, Tracer):
+                raise escaped_tracer_error(a, f"primitive {prim.name}")
+            elif isinstance(a, Tensor):
+                v = a._value
+            else:
+                v = a
+            d = buffer_devices.get(type(v)) or (
+                None if isinstance(v, (bool, int, float)) else device_of_buffer(v)
+            )
+            if device is None:
+                device = d
+            elif d is not None and d is not device:
+                raise ValueError(
+                    f"{prim.name}: operands are on different devices ({device} and {d}); "
+                    "move them to one device with t.to(device) or ft.device_put"
+                )
+            vals.append(v)
+        if device is None:
+            device = default_device_getter()
+        try:
+            rule = abstract_eval_rules[prim]
+        except KeyError:
+            raise NotImplementedError(
+                f"primitive {prim.name!r} has no abstract-eval rule"
+            ) from None
+        rule(*vals, **params)  # shape and dtype errors, the same as under tracing
+        try:
+            impl = device.impls[prim]
+        except KeyError:
+            raise NotImplementedError(
+                f"primitive {prim.name!r} has no impl on device {device}"
+            ) from None
+        out = impl(*vals, **params)
+        if prim.multiple_results:
+            return [_new_tensor(o) for o in out]
+        return _new_tensor(out)
+
+
+def _no_default_device():
+    raise RuntimeError("fntorch.devices was not imported")
+
+
+# Set by `fntorch.devices`: returns the Device used for tensors made from nothing.
+default_device_getter: Callable[[], Any] = _no_default_device
+
+EVAL_TRACE = EvalTrace()
+_current_trace: contextvars.ContextVar[Trace] = contextvars.ContextVar(
+    "fntorch_current_trace", default=EVAL_TRACE
+)
+
+
+def current_trace() -> Trace:
+    return _current_trace.get()
+
+
+class set_current_trace:
+    """Context manager installing ``trace`` as the current trace."""
+
+    __slots__ = ("trace", "token")
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+    def __enter__(self):
+        self.token = _current_trace.set(self.trace)
+        return self.trace
+
+    def __exit__(self, *exc):
+        _current_trace.reset(self.token)
+
+
+def bind_on(trace: Trace, prim: Primitive, args, params):
+    """Binds ``prim`` with ``trace`` as the current trace (how a trace hands work to its parent)."""
+    token = _current_trace.set(trace)
+    try:
+        return trace.process_primitive(prim, args, params)
+    finally:
+        _current_trace.reset(token)
+
+
+def is_concrete(x) -> bool:
+    return not isinstance(x, Tracer)

@@ -1,0 +1,191 @@
+"""dtypes and type promotion.
+
+fntorch dtypes are plain ``numpy.dtype`` objects (bfloat16 comes from ml_dtypes), so a
+tensor's dtype and its buffer's dtype are the same object and no translation table sits
+on the eager hot path.
+
+Promotion follows the Array API standard within a kind; across kinds an integer or bool
+meets a float and gives the float operand's dtype, as PyTorch and JAX do. Python scalars
+are *weak*: they take the dtype of the tensor they meet, and only pick a default dtype
+(float32, int64) when they must change kind.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+
+import ml_dtypes
+import numpy as np
+
+bool_ = np.dtype(np.bool_)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
+int32 = np.dtype(np.int32)
+int64 = np.dtype(np.int64)
+uint8 = np.dtype(np.uint8)
+uint16 = np.dtype(np.uint16)
+uint32 = np.dtype(np.uint32)
+uint64 = np.dtype(np.uint64)
+float16 = np.dtype(np.float16)
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+# The tangent dtype of integer and boolean values (JAX's float0): it holds no data.
+float0 = np.dtype([("float0", np.void, 0)])
+
+default_float = float32
+default_int = int64
+
+bool_dtypes = (bool_,)
+signed_dtypes = (int8, int16, int32, int64)
+unsigned_dtypes = (uint8, uint16, uint32, uint64)
+integer_dtypes = signed_dtypes + unsigned_dtypes
+float_dtypes = (float16, bfloat16, float32, float64)
+all_dtypes = bool_dtypes + integer_dtypes + float_dtypes
+
+_by_name = {str(d): d for d in all_dtypes} | {"bool": bool_}
+_BOOL, _INT, _FLOAT = 0, 1, 2
+
+
+def is_float(dtype) -> bool:
+    return dtype in float_dtypes
+
+
+def is_integer(dtype) -> bool:
+    return dtype in integer_dtypes
+
+
+def is_signed(dtype) -> bool:
+    return dtype in signed_dtypes
+
+
+def kind_rank(dtype) -> int:
+    if dtype == bool_:
+        return _BOOL
+    if dtype in float_dtypes:
+        return _FLOAT
+    return _INT
+
+
+def canonicalize(dtype, *, where: str = "dtype") -> np.dtype:
+    """Turns anything naming an fntorch dtype into the ``numpy.dtype`` fntorch uses.
+
+    >>> canonicalize("float32") is float32
+    True
+    """
+    if isinstance(dtype, np.dtype) and dtype in _all_set:
+        return dtype
+    if dtype is builtins.float:
+        return default_float
+    if dtype is builtins.int:
+        return default_int
+    if dtype is builtins.bool:
+        return bool_
+    if isinstance(dtype, str) and dtype in _by_name:
+        return _by_name[dtype]
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        d = None
+    if d is None or d not in _all_set:
+        names = ", ".join(_by_name)
+        raise TypeError(f"{where}: expected one of fntorch's dtypes ({names}), got {dtype!r}")
+    return d
+
+
+_all_set = frozenset(all_dtypes)
+
+
+@functools.cache
+def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
+    """The dtype two tensors of dtypes ``a`` and ``b`` combine to.
+
+    >>> promote_types(int8, uint8)
+    dtype('int16')
+    """
+    if a == b:
+        return a
+    ka, kb = kind_rank(a), kind_rank(b)
+    if ka != kb:
+        return a if ka > kb else b
+    if ka == _FLOAT:
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a.itemsize > b.itemsize else b
+    # Both integers.
+    sa, sb = is_signed(a), is_signed(b)
+    if sa == sb:
+        return a if a.itemsize > b.itemsize else b
+    s, u = (a, b) if sa else (b, a)
+    if u == uint64:
+        raise TypeError(
+            f"promote_types: uint64 and signed {s} have no common integer dtype; "
+            "cast one explicitly (x.astype(...))"
+        )
+    if u.itemsize < s.itemsize:
+        return s
+    return np.dtype(f"int{u.itemsize * 16}")
+
+
+def _weak_kind(x):
+    if isinstance(x, np.generic):  # np.float64 subclasses float, but is not weak
+        return None
+    if isinstance(x, builtins.bool):
+        return _BOOL
+    if isinstance(x, builtins.int):
+        return _INT
+    if isinstance(x, builtins.float):
+        return _FLOAT
+    return None
+
+
+def dtype_and_weak(*args) -> tuple[np.dtype, builtins.bool]:
+    """Promotion over tensors, dtypes and Python scalars: (dtype, result_is_weak)."""
+    strong = None
+    weak = -1
+    for x in args:
+        k = _weak_kind(x)
+        if k is None:
+            if getattr(x, "weak_type", False):
+                k = kind_rank(x.dtype)
+            else:
+                d = x if isinstance(x, np.dtype) else getattr(x, "dtype", None)
+                if d is None:
+                    d = canonicalize(x, where="result_type")
+                elif not isinstance(d, np.dtype) or d not in _all_set:
+                    d = canonicalize(d, where="result_type")
+                strong = d if strong is None else promote_types(strong, d)
+                continue
+        if k > weak:
+            weak = k
+    if strong is None:
+        if weak < 0:
+            raise ValueError("result_type: expected at least one argument")
+        return (bool_, default_int, default_float)[weak], True
+    if weak > kind_rank(strong):
+        return (default_int if weak == _INT else default_float), False
+    return strong, False
+
+
+def result_type(*args) -> np.dtype:
+    """The dtype of combining ``args`` (tensors, dtypes, Python scalars).
+
+    >>> import fntorch as ft
+    >>> ft.result_type(ft.float32, 2.0), ft.result_type(ft.int32, 1), ft.result_type(ft.int8, ft.uint8)
+    (dtype('float32'), dtype('int32'), dtype('int16'))
+    """
+    return dtype_and_weak(*args)[0]
+
+
+def finfo(dtype):
+    """Machine limits of a float dtype (numpy's or ml_dtypes' finfo)."""
+    dtype = canonicalize(dtype, where="finfo")
+    if dtype == bfloat16:
+        return ml_dtypes.finfo(dtype)
+    return np.finfo(dtype)
+
+
+def iinfo(dtype):
+    """Machine limits of an integer dtype."""
+    return np.iinfo(canonicalize(dtype, where="iinfo"))

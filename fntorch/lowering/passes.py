@@ -1,0 +1,227 @@
+"""Graph passes run before fusion: algebraic cleanups, constant folding, CSE and DCE.
+
+Every pass takes a ``Graph`` and returns a new one (the input is never changed); all
+keep the graph's meaning *exactly* (bit for bit): ``x * 1`` goes, ``x + 0.0`` stays,
+because it turns ``-0.0`` into ``0.0``.
+
+>>> import fntorch as ft
+>>> g = ft.make_graph(lambda x: ft.sin(x) * 1.0 + ft.sin(x))(ft.ones(3))
+>>> [e.primitive.name for e in simplify(g).eqns]
+['sin', 'add']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..devices import cpu_impls
+from ..fx.core import Tensor
+from ..fx.graph import Eqn, Graph, Literal, Var
+
+# Constant folding materializes results up to this many elements; larger results are
+# folded only when they are views of an input (broadcasts, iota), which cost no memory.
+FOLD_LIMIT = 4096
+
+# Primitives never folded: their params hold Python callables with effects of their own.
+_NO_FOLD = frozenset({"custom_lin"})
+
+_IDENTITY_WHEN_EMPTY = {
+    "squeeze": "dimensions", "expand_dims": "dimensions", "rev": "dimensions",
+    "reduce_sum": "axes", "reduce_max": "axes", "reduce_min": "axes", "reduce_prod": "axes",
+    "reduce_and": "axes", "reduce_or": "axes",
+}  # fmt: skip
+
+
+def _value(x):
+    return x._value if isinstance(x, Tensor) else x
+
+
+def _literal_is(lit, value: float, *, negative_zero: bool | None = None) -> bool:
+    v = np.asarray(lit.value)
+    if v.dtype == np.bool_:
+        return bool(v) == bool(value) and negative_zero is None
+    if v != value:
+        return False
+    if negative_zero is not None and v.dtype.kind == "f":
+        return bool(np.signbit(v)) == negative_zero
+    return True
+
+
+def _same_as_out(x, out) -> bool:
+    return not isinstance(x, Literal) and x.aval.shape == out.aval.shape and (
+        x.aval.dtype == out.aval.dtype
+    )
+
+
+def _float_or_int_zero(lit, *, add: bool) -> bool:
+    """``x + lit == x`` (add) or ``x - lit == x`` (sub) exactly, for every ``x``."""
+    kind = np.asarray(lit.value).dtype.kind
+    if kind == "f":  # -0.0 + 0.0 is 0.0: only the zero of the opposite sign is neutral
+        return _literal_is(lit, 0.0, negative_zero=add)
+    return _literal_is(lit, 0)
+
+
+def algebraic_alias(eqn: Eqn, inputs):
+    """The input an equation's single output equals exactly, or None."""
+    name = eqn.primitive.name
+    p = eqn.params
+    out = eqn.outputs[0] if len(eqn.outputs) == 1 else None
+    if out is None:
+        return None
+    x = inputs[0] if inputs else None
+    if name in ("stop_gradient", "copy"):
+        return x
+    if name == "convert_element_type":
+        return x if x.aval.dtype == p["new_dtype"] else None
+    if name in _IDENTITY_WHEN_EMPTY:
+        return x if not p[_IDENTITY_WHEN_EMPTY[name]] else None
+    if name == "reshape":
+        return x if tuple(p["new_sizes"]) == tuple(x.aval.shape) else None
+    if name == "transpose":
+        return x if tuple(p["permutation"]) == tuple(range(len(x.aval.shape))) else None
+    if name == "broadcast_in_dim":
+        same = tuple(p["shape"]) == tuple(x.aval.shape)
+        return x if same and tuple(p["broadcast_dimensions"]) == tuple(range(len(p["shape"]))) else None
+    if name == "slice":
+        full = all(s == 0 for s in p["start_indices"]) and tuple(p["limit_indices"]) == tuple(
+            x.aval.shape
+        )
+        return x if full and (p["strides"] is None or all(s == 1 for s in p["strides"])) else None
+    if name == "integer_pow":
+        return x if p["y"] == 1 else None
+    if name in ("mul", "add", "sub", "div"):
+        a, b = inputs
+        if name == "mul":
+            if isinstance(b, Literal) and _literal_is(b, 1) and _same_as_out(a, out):
+                return a
+            if isinstance(a, Literal) and _literal_is(a, 1) and _same_as_out(b, out):
+                return b
+        elif name == "add":
+            if isinstance(b, Literal) and _float_or_int_zero(b, add=True) and _same_as_out(a, out):
+                return a
+            if isinstance(a, Literal) and _float_or_int_zero(a, add=True) and _same_as_out(b, out):
+                return b
+        elif isinstance(b, Literal) and _same_as_out(a, out):
+            if name == "sub" and _float_or_int_zero(b, add=False):
+                return a
+            if name == "div" and _literal_is(b, 1):
+                return a
+        return None
+    if name == "select_n" and len(inputs) > 1:
+        cases = inputs[1:]
+        c0 = cases[0]
+        if not isinstance(c0, Literal) and all(c is c0 for c in cases) and _same_as_out(c0, out):
+            return c0
+    return None
+
+
+def _in_key(v):
+    if isinstance(v, Literal):
+        a = np.asarray(v.value)
+        return ("lit", str(a.dtype), a.tobytes(), v.aval.weak_type)
+    return ("var", v.id)
+
+
+def simplify(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
+    """Algebraic cleanups, constant folding and CSE in one forward walk, then DCE.
+
+    Constant folding evaluates, with the CPU impl, every equation whose inputs are all
+    literals or closed-over constants, when its result has at most ``fold_limit``
+    elements (or is a view of an input).
+    """
+    subst: dict[int, object] = {}
+    consts: dict[int, object] = {v.id: _value(c) for v, c in zip(graph.constvars, graph.consts)}
+    constvars = list(graph.constvars)
+    const_vals = [_value(c) for c in graph.consts]
+    seen: dict = {}
+    eqns = []
+
+    def resolve(v):
+        if isinstance(v, Literal):
+            return v
+        while v.id in subst:
+            v = subst[v.id]
+            if isinstance(v, Literal):
+                break
+        return v
+
+    for e in graph.eqns:
+        ins = [resolve(v) for v in e.inputs]
+        alias = algebraic_alias(e, ins) if not e.primitive.multiple_results else None
+        if alias is not None:
+            subst[e.outputs[0].id] = alias
+            continue
+        if _foldable(e, ins, consts):
+            folded = _fold(e, ins, consts, fold_limit)
+            if folded is not None:
+                for v, r in zip(e.outputs, folded):
+                    if r.ndim == 0:
+                        subst[v.id] = Literal(r[()], v.aval)
+                    else:
+                        nv = Var(v.aval.strong())
+                        constvars.append(nv)
+                        const_vals.append(r)
+                        consts[nv.id] = r
+                        subst[v.id] = nv
+                continue
+        try:
+            key = (e.primitive, tuple(_in_key(v) for v in ins), tuple(sorted(e.params.items())))
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None and key in seen:
+            for v, w in zip(e.outputs, seen[key]):
+                subst[v.id] = w
+            continue
+        if key is not None:
+            seen[key] = e.outputs
+        eqns.append(Eqn(e.primitive, ins, list(e.outputs), e.params))
+    outvars = [resolve(v) for v in graph.outvars]
+    g = Graph(list(graph.invars), outvars, eqns, constvars, const_vals)
+    return dce(g)
+
+
+def _foldable(e: Eqn, ins, consts) -> bool:
+    if e.primitive.name in _NO_FOLD or e.primitive not in cpu_impls:
+        return False
+    return all(isinstance(v, Literal) or v.id in consts for v in ins)
+
+
+def _fold(e: Eqn, ins, consts, limit):
+    vals = [np.asarray(v.value) if isinstance(v, Literal) else consts[v.id] for v in ins]
+    size = sum(int(np.prod(v.aval.shape, dtype=np.int64)) for v in e.outputs)
+    try:
+        with np.errstate(all="ignore"):
+            out = cpu_impls[e.primitive](*vals, **e.params)
+    except Exception:  # noqa: BLE001 - leave it to run time, where the error is raised
+        return None
+    outs = list(out) if e.primitive.multiple_results else [out]
+    outs = [np.asarray(o) for o in outs]
+    if size > limit and not all(
+        any(isinstance(v, np.ndarray) and np.may_share_memory(o, v) for v in vals) for o in outs
+    ):
+        return None
+    return outs
+
+
+def dce(graph: Graph) -> Graph:
+    """Drops equations (and constants) whose results are never used."""
+    live = {v.id for v in graph.outvars if isinstance(v, Var)}
+    kept = []
+    for e in reversed(graph.eqns):
+        if any(v.id in live for v in e.outputs):
+            kept.append(e)
+            live.update(v.id for v in e.inputs if isinstance(v, Var))
+    kept.reverse()
+    cv, cs = [], []
+    for v, c in zip(graph.constvars, graph.consts):
+        if v.id in live:
+            cv.append(v)
+            cs.append(c)
+    return Graph(list(graph.invars), list(graph.outvars), kept, cv, cs)
+
+
+def run_passes(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
+    """The pass pipeline ``jit`` runs: ``simplify`` (cleanups, folding, CSE, DCE) twice,
+    since folding and aliasing expose new common subexpressions."""
+    return simplify(simplify(graph, fold_limit=fold_limit), fold_limit=fold_limit)

@@ -1,0 +1,104 @@
+"""Helpers shared by the Array API modules: operand conversion, promotion, axes.
+
+Python scalars stay Python scalars until promotion has seen them (they are *weak*);
+everything else becomes a Tensor (or stays a tracer). Promotion casts tensors with
+``convert_element_type`` only when their dtype differs, and turns Python scalars into
+numpy scalars of the result dtype, which is what the primitives take.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..fx import dtypes as dt
+from ..fx.core import Tensor
+from . import lax
+
+
+def is_pyscalar(x) -> bool:
+    """A Python bool, int or float (numpy scalars are not: they carry a dtype)."""
+    return isinstance(x, (builtins.bool, builtins.int, builtins.float)) and not isinstance(
+        x, np.generic
+    )
+
+
+def operand(x, asarray) -> Tensor | bool | int | float:
+    """A Tensor, tracer or Python scalar; anything else goes through ``asarray``."""
+    if isinstance(x, Tensor) or is_pyscalar(x):
+        return x
+    return asarray(x)
+
+
+def promote_dtype(name: str, *args) -> np.dtype:
+    """The result dtype of ``args`` (tensors and Python scalars); TypeError naming ``name``."""
+    try:
+        return dt.dtype_and_weak(*args)[0]
+    except TypeError as e:
+        raise TypeError(f"{name}: {e}") from None
+
+
+def cast(x, dtype: np.dtype):
+    """``x`` (a tensor or Python scalar) as ``dtype``: a numpy scalar for Python scalars."""
+    if is_pyscalar(x):
+        return np.asarray(x, dtype=dtype)[()]
+    if x.dtype == dtype:
+        return x
+    return lax.convert_element_type(x, dtype)
+
+
+def promote(name: str, *args, dtype=None) -> list:
+    """``args`` cast to their common dtype (or to ``dtype``)."""
+    if dtype is None:
+        dtype = promote_dtype(name, *args)
+    return [cast(a, dtype) for a in args]
+
+
+def shape_of(x) -> tuple:
+    return () if is_pyscalar(x) else tuple(x.shape)
+
+
+def dtype_of(x):
+    return dt.dtype_and_weak(x)[0] if is_pyscalar(x) else x.dtype
+
+
+def normalize_axis(name: str, axis, ndim: int) -> int:
+    """``axis`` as a non-negative int below ``ndim``.
+
+    Out of range: ValueError naming ``name``, the axis and the rank.
+
+    >>> normalize_axis("ft.sum", -1, 3)
+    2
+    """
+    try:
+        a = int(axis)
+    except TypeError:
+        raise TypeError(f"{name}: axis must be an integer, got {axis!r}") from None
+    if not -ndim <= a < ndim:
+        raise ValueError(
+            f"{name}: axis {axis} is out of bounds for a tensor of rank {ndim} "
+            f"(valid axes are {-ndim}..{ndim - 1})"
+        )
+    return a + ndim if a < 0 else a
+
+
+def normalize_axes(name: str, axis, ndim: int) -> tuple[int, ...]:
+    """``axis`` (None, an int or a sequence of ints) as a sorted tuple; None means all."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, Sequence) or isinstance(axis, np.ndarray):
+        axes = [normalize_axis(name, a, ndim) for a in axis]
+    else:
+        axes = [normalize_axis(name, axis, ndim)]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: repeated axis in {axis!r}")
+    return tuple(sorted(axes))
+
+
+def size_of(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n

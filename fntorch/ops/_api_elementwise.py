@@ -1,0 +1,652 @@
+"""Elementwise functions of the Array API standard, plus sigmoid, erf, relu, gelu, where.
+
+Binary functions promote their operands (``fntorch.fx.dtypes``: the standard's table
+within a kind, int with float gives the float, Python scalars are weak) and then bind
+one primitive. Functions that only make sense for floats (``exp``, ``sin``, true
+division) take integer and bool inputs as the default float dtype, float32.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..fx import dtypes as dt
+from . import lax
+from ._api_common import cast, is_pyscalar, operand, promote, promote_dtype
+from ._api_creation import asarray
+
+__all__ = [
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
+    "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "ceil", "clip", "conj", "copysign", "cos", "cosh",
+    "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater", "greater_equal",
+    "hypot", "imag", "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log1p",
+    "log2", "log10", "logaddexp", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "maximum", "minimum", "multiply", "negative", "nextafter", "not_equal",
+    "positive", "pow", "real", "reciprocal", "remainder", "round", "sign", "signbit", "sin",
+    "sinh", "square", "sqrt", "subtract", "tan", "tanh", "trunc", "sigmoid", "erf",
+    "erfinv", "relu", "gelu", "where", "exp2", "rsqrt", "cbrt",
+]  # fmt: skip
+
+
+def _tensor(x):
+    return operand(x, asarray) if not is_pyscalar(x) else asarray(x)
+
+
+def _float_tensor(x):
+    """``x`` as a tensor of a float dtype (ints and bools become float32)."""
+    x = _tensor(x)
+    if not dt.is_float(x.dtype):
+        x = lax.convert_element_type(x, dt.default_float)
+    return x
+
+
+def _binary_args(name, x1, x2, *, floating=False):
+    a, b = operand(x1, asarray), operand(x2, asarray)
+    dtype = promote_dtype(name, a, b)
+    if floating and not dt.is_float(dtype):
+        dtype = dt.default_float
+    return promote(name, a, b, dtype=dtype)
+
+
+# --------------------------------------------------------------------- unary functions
+
+
+def _make_float_unary(name, fn, example_in, example_out):
+    def f(x, /):
+        return fn(_float_tensor(x))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (
+        f"Elementwise ``{name}``; integer and bool inputs are computed in float32.\n\n"
+        f"    >>> import fntorch as ft\n"
+        f"    >>> ft.{name}(ft.asarray({example_in})).tolist()\n"
+        f"    {example_out}\n"
+    )
+    return f
+
+
+exp = _make_float_unary("exp", lax.exp, "[0.0]", "[1.0]")
+exp2 = _make_float_unary("exp2", lax.exp2, "[3.0]", "[8.0]")
+expm1 = _make_float_unary("expm1", lax.expm1, "[0.0]", "[0.0]")
+log = _make_float_unary("log", lax.log, "[1.0]", "[0.0]")
+log1p = _make_float_unary("log1p", lax.log1p, "[0.0]", "[0.0]")
+sqrt = _make_float_unary("sqrt", lax.sqrt, "[4.0]", "[2.0]")
+rsqrt = _make_float_unary("rsqrt", lax.rsqrt, "[4.0]", "[0.5]")
+cbrt = _make_float_unary("cbrt", lax.cbrt, "[8.0]", "[2.0]")
+sin = _make_float_unary("sin", lax.sin, "[0.0]", "[0.0]")
+cos = _make_float_unary("cos", lax.cos, "[0.0]", "[1.0]")
+tan = _make_float_unary("tan", lax.tan, "[0.0]", "[0.0]")
+asin = _make_float_unary("asin", lax.asin, "[0.0]", "[0.0]")
+acos = _make_float_unary("acos", lax.acos, "[1.0]", "[0.0]")
+atan = _make_float_unary("atan", lax.atan, "[0.0]", "[0.0]")
+sinh = _make_float_unary("sinh", lax.sinh, "[0.0]", "[0.0]")
+cosh = _make_float_unary("cosh", lax.cosh, "[0.0]", "[1.0]")
+tanh = _make_float_unary("tanh", lax.tanh, "[0.0]", "[0.0]")
+asinh = _make_float_unary("asinh", lax.asinh, "[0.0]", "[0.0]")
+acosh = _make_float_unary("acosh", lax.acosh, "[1.0]", "[0.0]")
+atanh = _make_float_unary("atanh", lax.atanh, "[0.0]", "[0.0]")
+sigmoid = _make_float_unary("sigmoid", lax.logistic, "[0.0]", "[0.5]")
+erf = _make_float_unary("erf", lax.erf, "[0.0]", "[0.0]")
+erfinv = _make_float_unary("erfinv", lax.erf_inv, "[0.0]", "[0.0]")
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+
+def log2(x, /):
+    """Elementwise base-2 logarithm.
+
+    >>> import fntorch as ft
+    >>> ft.log2(ft.asarray([1.0, 8.0])).tolist()
+    [0.0, 3.0]
+    """
+    x = _float_tensor(x)
+    return lax.div(lax.log(x), cast(_LN2, x.dtype))
+
+
+def log10(x, /):
+    """Elementwise base-10 logarithm.
+
+    >>> import fntorch as ft
+    >>> ft.log10(ft.asarray([1.0, 100.0])).tolist()
+    [0.0, 2.0]
+    """
+    x = _float_tensor(x)
+    return lax.div(lax.log(x), cast(_LN10, x.dtype))
+
+
+def abs(x, /):  # noqa: A001 - the standard's name
+    """Elementwise absolute value (the dtype is kept).
+
+    >>> import fntorch as ft
+    >>> ft.abs(ft.asarray([-1, 2])).tolist()
+    [1, 2]
+    """
+    x = _tensor(x)
+    if dt.is_integer(x.dtype) and not dt.is_signed(x.dtype):
+        return x
+    return lax.abs(x)
+
+
+def negative(x, /):
+    """Elementwise ``-x``.
+
+    >>> import fntorch as ft
+    >>> ft.negative(ft.asarray([1.0, -2.0])).tolist()
+    [-1.0, 2.0]
+    """
+    return lax.neg(_tensor(x))
+
+
+def positive(x, /):
+    """Elementwise ``+x`` (the value itself).
+
+    >>> import fntorch as ft
+    >>> ft.positive(ft.asarray([-1.0])).tolist()
+    [-1.0]
+    """
+    x = _tensor(x)
+    if x.dtype == dt.bool_:
+        raise TypeError("positive: expected a numeric dtype, got bool")
+    return x
+
+
+def square(x, /):
+    """Elementwise ``x * x``.
+
+    >>> import fntorch as ft
+    >>> ft.square(ft.asarray([3, -2])).tolist()
+    [9, 4]
+    """
+    return lax.square(_tensor(x))
+
+
+def sign(x, /):
+    """Elementwise sign: -1, 0 or 1 (NaN for NaN).
+
+    >>> import fntorch as ft
+    >>> ft.sign(ft.asarray([-3.0, 0.0, 2.0])).tolist()
+    [-1.0, 0.0, 1.0]
+    """
+    return lax.sign(_tensor(x))
+
+
+def reciprocal(x, /):
+    """Elementwise ``1 / x`` (integers give float32).
+
+    >>> import fntorch as ft
+    >>> ft.reciprocal(ft.asarray([2.0, 4.0])).tolist()
+    [0.5, 0.25]
+    """
+    x = _float_tensor(x)
+    return lax.div(cast(1, x.dtype), x)
+
+
+def _rounding(name, fn, example_in, example_out):
+    def f(x, /):
+        x = _tensor(x)
+        if not dt.is_float(x.dtype):
+            if x.dtype == dt.bool_:
+                raise TypeError(f"{name}: expected a numeric dtype, got bool")
+            return x
+        return fn(x)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (
+        f"Elementwise ``{name}``; integer inputs are returned unchanged.\n\n"
+        f"    >>> import fntorch as ft\n"
+        f"    >>> ft.{name}(ft.asarray({example_in})).tolist()\n"
+        f"    {example_out}\n"
+    )
+    return f
+
+
+def _trunc(x):
+    return lax.select(lax.lt(x, cast(0, x.dtype)), lax.ceil(x), lax.floor(x))
+
+
+floor = _rounding("floor", lax.floor, "[-1.5, 1.5]", "[-2.0, 1.0]")
+ceil = _rounding("ceil", lax.ceil, "[-1.5, 1.5]", "[-1.0, 2.0]")
+trunc = _rounding("trunc", _trunc, "[-1.5, 1.5]", "[-1.0, 1.0]")
+round = _rounding("round", lax.round, "[0.5, 1.5, 2.5]", "[0.0, 2.0, 2.0]")  # noqa: A001
+
+
+def conj(x, /):
+    """Complex conjugate; fntorch tensors are real, so ``x`` itself.
+
+    >>> import fntorch as ft
+    >>> ft.conj(ft.asarray([1.0])).tolist()
+    [1.0]
+    """
+    return _tensor(x)
+
+
+def real(x, /):
+    """Real part; fntorch tensors are real, so ``x`` itself.
+
+    >>> import fntorch as ft
+    >>> ft.real(ft.asarray([1.0])).tolist()
+    [1.0]
+    """
+    return _tensor(x)
+
+
+def imag(x, /):
+    """Imaginary part; fntorch tensors are real, so zeros.
+
+    >>> import fntorch as ft
+    >>> ft.imag(ft.asarray([1.0])).tolist()
+    [0.0]
+    """
+    x = _tensor(x)
+    return lax.full(x.shape, 0, x.dtype)
+
+
+# ----------------------------------------------------------------- classification
+
+
+def isnan(x, /):
+    """Elementwise ``x is NaN`` (always False for integers).
+
+    >>> import fntorch as ft
+    >>> ft.isnan(ft.asarray([1.0, float("nan")])).tolist()
+    [False, True]
+    """
+    x = _tensor(x)
+    if not dt.is_float(x.dtype):
+        return lax.full(x.shape, False, dt.bool_)
+    return lax.ne(x, x)
+
+
+def isinf(x, /):
+    """Elementwise ``x`` is +inf or -inf.
+
+    >>> import fntorch as ft
+    >>> ft.isinf(ft.asarray([1.0, float("-inf")])).tolist()
+    [False, True]
+    """
+    x = _tensor(x)
+    if not dt.is_float(x.dtype):
+        return lax.full(x.shape, False, dt.bool_)
+    return lax.eq(lax.abs(x), cast(math.inf, x.dtype))
+
+
+def isfinite(x, /):
+    """Elementwise ``x`` is neither infinite nor NaN (always True for integers).
+
+    >>> import fntorch as ft
+    >>> ft.isfinite(ft.asarray([1.0, float("inf")])).tolist()
+    [True, False]
+    """
+    x = _tensor(x)
+    if not dt.is_float(x.dtype):
+        return lax.full(x.shape, True, dt.bool_)
+    return lax.is_finite(x)
+
+
+def signbit(x, /):
+    """Elementwise: is the sign bit set (True for -0.0)? The sign of a NaN is not seen:
+    NaN gives False.
+
+    >>> import fntorch as ft
+    >>> ft.signbit(ft.asarray([-0.0, 0.0, -2.0])).tolist()
+    [True, False, True]
+    """
+    x = _tensor(x)
+    if not dt.is_float(x.dtype):
+        if dt.is_signed(x.dtype):
+            return lax.lt(x, cast(0, x.dtype))
+        return lax.full(x.shape, False, dt.bool_)
+    # atan2(x, -1) is +-pi for +-0, and has x's sign otherwise: one primitive, no warnings.
+    return lax.lt(lax.atan2(x, cast(-1, x.dtype)), cast(0, x.dtype))
+
+
+# ---------------------------------------------------------------- binary functions
+
+
+def _make_binary(name, fn, doc, example, result, bool_fn=None):
+    def f(x1, x2, /):
+        a, b = _binary_args(name, x1, x2)
+        if bool_fn is not None and a.dtype == dt.bool_:
+            return bool_fn(a, b)
+        return fn(a, b)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"{doc}\n\n    >>> import fntorch as ft\n    >>> {example}.tolist()\n    {result}\n"
+    return f
+
+
+add = _make_binary(
+    "add", lax.add, "Elementwise ``x1 + x2`` with promotion (logical or for bools).",
+    "ft.add(ft.asarray([1, 2]), 1)", "[2, 3]", lax.bitwise_or,
+)  # fmt: skip
+subtract = _make_binary(
+    "subtract", lax.sub, "Elementwise ``x1 - x2`` with promotion.",
+    "ft.subtract(ft.asarray([1.0, 2.0]), 0.5)", "[0.5, 1.5]",
+)  # fmt: skip
+multiply = _make_binary(
+    "multiply", lax.mul, "Elementwise ``x1 * x2`` with promotion (logical and for bools).",
+    "ft.multiply(ft.asarray([1, 2]), ft.asarray([3, 4]))", "[3, 8]", lax.bitwise_and,
+)  # fmt: skip
+maximum = _make_binary(
+    "maximum", lax.max, "Elementwise maximum (NaN propagates).",
+    "ft.maximum(ft.asarray([1, 5]), 3)", "[3, 5]", lax.bitwise_or,
+)  # fmt: skip
+minimum = _make_binary(
+    "minimum", lax.min, "Elementwise minimum (NaN propagates).",
+    "ft.minimum(ft.asarray([1, 5]), 3)", "[1, 3]", lax.bitwise_and,
+)  # fmt: skip
+equal = _make_binary(
+    "equal", lax.eq, "Elementwise ``x1 == x2``.", "ft.equal(ft.asarray([1, 2]), 2)", "[False, True]"
+)
+not_equal = _make_binary(
+    "not_equal", lax.ne, "Elementwise ``x1 != x2``.",
+    "ft.not_equal(ft.asarray([1, 2]), 2)", "[True, False]",
+)  # fmt: skip
+less = _make_binary(
+    "less", lax.lt, "Elementwise ``x1 < x2``.", "ft.less(ft.asarray([1, 2]), 2)", "[True, False]"
+)
+less_equal = _make_binary(
+    "less_equal", lax.le, "Elementwise ``x1 <= x2``.",
+    "ft.less_equal(ft.asarray([1, 3]), 2)", "[True, False]",
+)  # fmt: skip
+greater = _make_binary(
+    "greater", lax.gt, "Elementwise ``x1 > x2``.",
+    "ft.greater(ft.asarray([1, 3]), 2)", "[False, True]",
+)  # fmt: skip
+greater_equal = _make_binary(
+    "greater_equal", lax.ge, "Elementwise ``x1 >= x2``.",
+    "ft.greater_equal(ft.asarray([1, 2]), 2)", "[False, True]",
+)  # fmt: skip
+bitwise_and = _make_binary(
+    "bitwise_and", lax.bitwise_and, "Elementwise bitwise (or, for bools, logical) and.",
+    "ft.bitwise_and(ft.asarray([12, 10]), 6)", "[4, 2]",
+)  # fmt: skip
+bitwise_or = _make_binary(
+    "bitwise_or", lax.bitwise_or, "Elementwise bitwise (or, for bools, logical) or.",
+    "ft.bitwise_or(ft.asarray([12, 10]), 1)", "[13, 11]",
+)  # fmt: skip
+bitwise_xor = _make_binary(
+    "bitwise_xor", lax.bitwise_xor, "Elementwise bitwise (or, for bools, logical) xor.",
+    "ft.bitwise_xor(ft.asarray([12, 10]), 6)", "[10, 12]",
+)  # fmt: skip
+bitwise_left_shift = _make_binary(
+    "bitwise_left_shift", lax.shift_left, "Elementwise ``x1 << x2`` (integers).",
+    "ft.bitwise_left_shift(ft.asarray([1, 3]), 2)", "[4, 12]",
+)  # fmt: skip
+
+
+def bitwise_right_shift(x1, x2, /):
+    """Elementwise ``x1 >> x2``: arithmetic for signed integers, logical for unsigned.
+
+    >>> import fntorch as ft
+    >>> ft.bitwise_right_shift(ft.asarray([-8, 8]), 2).tolist()
+    [-2, 2]
+    """
+    a, b = _binary_args("bitwise_right_shift", x1, x2)
+    if dt.is_signed(a.dtype):
+        return lax.shift_right_arithmetic(a, b)
+    return lax.shift_right_logical(a, b)
+
+
+def bitwise_invert(x, /):
+    """Elementwise bitwise not (logical not for bools).
+
+    >>> import fntorch as ft
+    >>> ft.bitwise_invert(ft.asarray([0, -1])).tolist()
+    [-1, 0]
+    """
+    return lax.bitwise_not(_tensor(x))
+
+
+def _to_bool(x):
+    x = _tensor(x)
+    if x.dtype == dt.bool_:
+        return x
+    return lax.ne(x, cast(0, x.dtype))
+
+
+def logical_not(x, /):
+    """Elementwise logical not (nonzero counts as True).
+
+    >>> import fntorch as ft
+    >>> ft.logical_not(ft.asarray([True, False])).tolist()
+    [False, True]
+    """
+    return lax.bitwise_not(_to_bool(x))
+
+
+def _make_logical(name, fn, result):
+    def f(x1, x2, /):
+        return fn(_to_bool(x1), _to_bool(x2))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (
+        f"Elementwise logical ``{name[8:]}`` (nonzero counts as True).\n\n"
+        f"    >>> import fntorch as ft\n"
+        f"    >>> ft.{name}(ft.asarray([True, False]), ft.asarray([True, True])).tolist()\n"
+        f"    {result}\n"
+    )
+    return f
+
+
+logical_and = _make_logical("logical_and", lax.bitwise_and, "[True, False]")
+logical_or = _make_logical("logical_or", lax.bitwise_or, "[True, True]")
+logical_xor = _make_logical("logical_xor", lax.bitwise_xor, "[False, True]")
+
+
+def divide(x1, x2, /):
+    """Elementwise true division; integers and bools divide as float32.
+
+    >>> import fntorch as ft
+    >>> ft.divide(ft.asarray([1, 3]), 2).tolist()
+    [0.5, 1.5]
+    """
+    a, b = _binary_args("divide", x1, x2, floating=True)
+    return lax.div(a, b)
+
+
+def atan2(x1, x2, /):
+    """Elementwise angle of the point ``(x2, x1)`` (integers computed in float32).
+
+    >>> import fntorch as ft
+    >>> ft.atan2(ft.asarray([0.0]), ft.asarray([1.0])).tolist()
+    [0.0]
+    """
+    a, b = _binary_args("atan2", x1, x2, floating=True)
+    return lax.atan2(a, b)
+
+
+def nextafter(x1, x2, /):
+    """The next float after ``x1`` towards ``x2``.
+
+    >>> import fntorch as ft
+    >>> ft.greater(ft.nextafter(ft.asarray([1.0]), 2.0), 1.0).tolist()
+    [True]
+    """
+    a, b = _binary_args("nextafter", x1, x2, floating=True)
+    return lax.nextafter(a, b)
+
+
+def pow(x1, x2, /):  # noqa: A001 - the standard's name
+    """Elementwise ``x1 ** x2``; a Python int exponent stays exact (``integer_pow``).
+
+    >>> import fntorch as ft
+    >>> ft.pow(ft.asarray([2, 3]), 2).tolist(), ft.pow(ft.asarray([4.0]), 0.5).tolist()
+    ([4, 9], [2.0])
+    """
+    if type(x2) is int and not is_pyscalar(x1):
+        x = _tensor(x1)
+        if x.dtype != dt.bool_ and (x2 >= 0 or dt.is_float(x.dtype)):
+            return lax.integer_pow(x, x2)
+    a, b = _binary_args("pow", x1, x2)
+    return lax.pow(a, b)
+
+
+def _zero(x):
+    return cast(0, x.dtype)
+
+
+def floor_divide(x1, x2, /):
+    """Elementwise ``floor(x1 / x2)``, Python's ``//`` (the result has the divisor's sign rule).
+
+    >>> import fntorch as ft
+    >>> ft.floor_divide(ft.asarray([7, -7]), 2).tolist()
+    [3, -4]
+    """
+    a, b = _binary_args("floor_divide", x1, x2)
+    if a.dtype == dt.bool_:
+        raise TypeError("floor_divide: expected a numeric dtype, got bool")
+    if dt.is_integer(a.dtype):
+        q = lax.div(a, b)
+        if not dt.is_signed(a.dtype):
+            return q
+        r = lax.rem(a, b)
+        zero = _zero(a)
+        fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
+        return lax.select(fix, lax.sub(q, cast(1, a.dtype)), q)
+    # numpy's float divmod: exact quotient of (x - fmod(x, y)) / y, then rounded.
+    zero, one = _zero(a), cast(1, a.dtype)
+    mod = lax.rem(a, b)
+    div = lax.div(lax.sub(a, mod), b)
+    fix = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.lt(b, zero), lax.lt(mod, zero)))
+    div = lax.select(fix, lax.sub(div, one), div)
+    fl = lax.floor(div)
+    fl = lax.select(lax.gt(lax.sub(div, fl), cast(0.5, a.dtype)), lax.add(fl, one), fl)
+    return lax.select(lax.eq(b, zero), lax.div(a, b), fl)
+
+
+def remainder(x1, x2, /):
+    """Elementwise ``x1 - floor_divide(x1, x2) * x2``: Python's ``%`` (the divisor's sign).
+
+    >>> import fntorch as ft
+    >>> ft.remainder(ft.asarray([7, -7]), 3).tolist()
+    [1, 2]
+    """
+    a, b = _binary_args("remainder", x1, x2)
+    if a.dtype == dt.bool_:
+        raise TypeError("remainder: expected a numeric dtype, got bool")
+    r = lax.rem(a, b)
+    if dt.is_integer(a.dtype) and not dt.is_signed(a.dtype):
+        return r
+    zero = _zero(a)
+    fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
+    return lax.select(fix, lax.add(r, b), r)
+
+
+def copysign(x1, x2, /):
+    """``|x1|`` with the sign of ``x2`` (floats).
+
+    >>> import fntorch as ft
+    >>> ft.copysign(ft.asarray([1.0, 2.0]), ft.asarray([-1.0, 0.0])).tolist()
+    [-1.0, 2.0]
+    """
+    a, b = _binary_args("copysign", x1, x2, floating=True)
+    m = lax.abs(a)
+    return lax.select(signbit(b), lax.neg(m), m)
+
+
+def hypot(x1, x2, /):
+    """Elementwise ``sqrt(x1**2 + x2**2)`` without overflow or underflow.
+
+    >>> import fntorch as ft
+    >>> ft.hypot(ft.asarray([3.0]), ft.asarray([4.0])).tolist()
+    [5.0]
+    """
+    a, b = _binary_args("hypot", x1, x2, floating=True)
+    a, b = lax.abs(a), lax.abs(b)
+    big, small = lax.max(a, b), lax.min(a, b)
+    zero, one = _zero(big), cast(1, big.dtype)
+    safe = lax.select(lax.eq(big, zero), one, big)
+    r = lax.mul(big, lax.sqrt(lax.add(one, lax.square(lax.div(small, safe)))))
+    inf = cast(math.inf, big.dtype)
+    return lax.select(lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf)), inf, r)
+
+
+def logaddexp(x1, x2, /):
+    """Elementwise ``log(exp(x1) + exp(x2))``, computed stably.
+
+    >>> import fntorch as ft
+    >>> ft.logaddexp(ft.asarray([0.0, 1000.0]), 0.0).tolist()  # log(2) in float32, 1000
+    [0.6931471824645996, 1000.0]
+    """
+    a, b = _binary_args("logaddexp", x1, x2, floating=True)
+    m = lax.max(a, b)
+    d = lax.sub(a, b)
+    r = lax.add(m, lax.log1p(lax.exp(lax.neg(lax.abs(d)))))
+    return lax.select(lax.ne(d, d), lax.add(a, b), r)  # both inf of one sign, or a NaN
+
+
+def clip(x, /, min=None, max=None):  # noqa: A002 - the standard's names
+    """``x`` clamped to ``[min, max]`` (either may be None); the result keeps ``x``'s dtype.
+
+    >>> import fntorch as ft
+    >>> ft.clip(ft.asarray([-2, 0, 5]), 0, 3).tolist()
+    [0, 0, 3]
+    """
+    x = _tensor(x)
+    out = x
+    for bound, fn, rnd in ((min, lax.max, math.ceil), (max, lax.min, math.floor)):
+        if bound is None:
+            continue
+        if is_pyscalar(bound):
+            if dt.is_integer(x.dtype):
+                info = np.iinfo(x.dtype)
+                bound = bound if isinstance(bound, int) else rnd(bound)
+                bound = int(np.clip(bound, info.min, info.max))
+            bound = cast(bound, x.dtype)
+        else:
+            bound = cast(operand(bound, asarray), x.dtype)
+        out = fn(out, bound)
+    return out
+
+
+# ----------------------------------------------------------------- neural-net extras
+
+
+def relu(x, /):
+    """Elementwise ``max(x, 0)``.
+
+    >>> import fntorch as ft
+    >>> ft.relu(ft.asarray([-1.0, 2.0])).tolist()
+    [0.0, 2.0]
+    """
+    x = _tensor(x)
+    return lax.max(x, _zero(x))
+
+
+_SQRT_HALF = 1.0 / math.sqrt(2.0)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def gelu(x, /, approximate: bool = False):
+    """Gaussian error linear unit: ``x * Phi(x)`` (erf form); ``approximate=True`` uses tanh.
+
+    >>> import fntorch as ft
+    >>> ft.gelu(ft.asarray([0.0, 10.0])).tolist()
+    [0.0, 10.0]
+    """
+    x = _float_tensor(x)
+    d = x.dtype
+    half = cast(0.5, d)
+    if approximate:
+        inner = lax.add(x, lax.mul(cast(0.044715, d), lax.integer_pow(x, 3)))
+        t = lax.tanh(lax.mul(cast(_SQRT_2_OVER_PI, d), inner))
+    else:
+        t = lax.erf(lax.mul(x, cast(_SQRT_HALF, d)))
+    return lax.mul(lax.mul(half, x), lax.add(cast(1, d), t))
+
+
+def where(condition, x1, x2, /):
+    """``x1`` where ``condition`` else ``x2``, broadcast together, with promotion.
+
+    >>> import fntorch as ft
+    >>> ft.where(ft.asarray([True, False]), ft.asarray([1, 2]), 0).tolist()
+    [1, 0]
+    """
+    c = _to_bool(condition)
+    a, b = _binary_args("where", x1, x2)
+    return lax.select_n(c, b, a)

@@ -1,0 +1,148 @@
+"""Set functions of the Array API standard, and ``nonzero``.
+
+The ``unique_*`` functions and ``nonzero`` without ``size=`` have data-dependent output
+shapes: they need concrete values and raise ``ft.ConcretizationError`` under
+``jit``/``vmap``/``make_graph``. ``nonzero(x, size=n)`` traces.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import NamedTuple
+
+import numpy as np
+
+from ..fx import dtypes as dt
+from ..fx.core import Tensor
+from . import lax
+from ._api_manipulation import ravel
+from ._api_reduce import _t, _to_bool
+
+__all__ = ["unique_values", "unique_counts", "unique_inverse", "unique_all", "nonzero"]
+
+
+class UniqueAllResult(NamedTuple):
+    values: Tensor
+    indices: Tensor
+    inverse_indices: Tensor
+    counts: Tensor
+
+
+class UniqueCountsResult(NamedTuple):
+    values: Tensor
+    counts: Tensor
+
+
+class UniqueInverseResult(NamedTuple):
+    values: Tensor
+    inverse_indices: Tensor
+
+
+def _host(x, where: str):
+    x = _t(x)
+    buf = x._concrete(where)
+    return x, np.asarray(x.device.to_host(buf))
+
+
+def _on(x, arr):
+    return Tensor(x.device.put(np.ascontiguousarray(arr)))
+
+
+def _unique(x, where, **kw):
+    x, a = _host(x, where)
+    # NaNs are distinct (the standard); the values come sorted.
+    return x, np.unique(a.ravel(), equal_nan=False, **kw)
+
+
+def unique_values(x, /) -> Tensor:
+    """The distinct values of ``x``, sorted (NaNs each distinct). Needs concrete values.
+
+    >>> import fntorch as ft
+    >>> ft.unique_values(ft.asarray([3, 1, 3])).tolist()
+    [1, 3]
+    """
+    x, v = _unique(x, "ft.unique_values")
+    return _on(x, v)
+
+
+def unique_counts(x, /) -> UniqueCountsResult:
+    """``(values, counts)`` of the distinct values of ``x``. Needs concrete values.
+
+    >>> import fntorch as ft
+    >>> ft.unique_counts(ft.asarray([3, 1, 3])).counts.tolist()
+    [1, 2]
+    """
+    x, (v, c) = _unique(x, "ft.unique_counts", return_counts=True)
+    return UniqueCountsResult(_on(x, v), _on(x, c.astype(np.int64)))
+
+
+def unique_inverse(x, /) -> UniqueInverseResult:
+    """``(values, inverse_indices)``: ``values[inverse_indices] == x``. Needs concrete values.
+
+    >>> import fntorch as ft
+    >>> ft.unique_inverse(ft.asarray([3, 1, 3])).inverse_indices.tolist()
+    [1, 0, 1]
+    """
+    x, (v, inv) = _unique(x, "ft.unique_inverse", return_inverse=True)
+    return UniqueInverseResult(_on(x, v), _on(x, inv.astype(np.int64).reshape(x.shape)))
+
+
+def unique_all(x, /) -> UniqueAllResult:
+    """``(values, indices, inverse_indices, counts)`` of ``x``'s distinct values; ``indices``
+    are first occurrences in the flattened ``x``. Needs concrete values.
+
+    >>> import fntorch as ft
+    >>> ft.unique_all(ft.asarray([3, 1, 3])).indices.tolist()
+    [1, 0]
+    """
+    x, (v, i, inv, c) = _unique(
+        x, "ft.unique_all", return_index=True, return_inverse=True, return_counts=True
+    )
+    return UniqueAllResult(
+        _on(x, v),
+        _on(x, i.astype(np.int64)),
+        _on(x, inv.astype(np.int64).reshape(x.shape)),
+        _on(x, c.astype(np.int64)),
+    )
+
+
+def nonzero(x, /, *, size: int | None = None, fill_value=None) -> tuple:
+    """The indices of the nonzero elements, one int64 tensor per dim.
+
+    Without ``size`` this needs concrete values. With ``size`` it traces: the first
+    ``size`` indices, padded with ``fill_value`` (default 0).
+
+    >>> import fntorch as ft
+    >>> [i.tolist() for i in ft.nonzero(ft.asarray([[0, 1], [1, 0]]))]
+    [[0, 1], [1, 0]]
+    >>> ft.nonzero(ft.asarray([0, 5, 7]), size=3, fill_value=-1)[0].tolist()
+    [1, 2, -1]
+    """
+    x = _t(x)
+    if x.ndim == 0:
+        raise ValueError("nonzero: a 0-d tensor has no indices; use ft.reshape(x, (1,)) first")
+    if size is None:
+        x, a = _host(x, "ft.nonzero (or pass size=)")
+        return tuple(_on(x, i.astype(np.int64)) for i in np.nonzero(a))
+    size = int(size)
+    flat = ravel(_to_bool(x))
+    n = flat.shape[0]
+    # Stable sort of "is zero" keys puts the nonzero positions first, in order.
+    key = lax.convert_element_type(lax.bitwise_not(flat), dt.int8)
+    _, perm = lax.sort([key, lax.iota(dt.int64, (n,), 0)], 0, True, 1)
+    count = lax.reduce_sum(lax.convert_element_type(flat, dt.int64), (0,))
+    if size <= n:
+        perm = lax.slice(perm, (0,), (size,))
+    else:
+        perm = lax.pad(perm, np.int64(0), [(0, size - n, 0)])
+    valid = lax.lt(lax.iota(dt.int64, (size,), 0), count)
+    fill = np.int64(0 if fill_value is None else fill_value)
+    out = []
+    stride = n
+    for s in x.shape:
+        stride //= s if s else 1
+        coord = lax.rem(
+            lax.div(perm, np.int64(builtins.max(stride, 1))), np.int64(builtins.max(s, 1))
+        )
+        out.append(lax.select(valid, coord, fill))
+    return tuple(out)

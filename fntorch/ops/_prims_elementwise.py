@@ -1,0 +1,343 @@
+"""Elementwise primitives and their abstract-eval rules.
+
+Binary and n-ary elementwise primitives take operands of one dtype and broadcast with
+numpy's rules (ranks may differ). Keeping broadcasting inside the primitive saves a
+``broadcast_in_dim`` per eager op; the rules that need it (transpose, batching) undo it
+with ``unbroadcast``.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ..fx import dtypes as dt
+from ..fx.core import Primitive, ShapedArray, abstract_eval_rules
+
+
+def broadcast_shapes(name: str, *shapes) -> tuple:
+    """numpy's broadcasting of ``shapes``; ValueError naming ``name`` and the shapes."""
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return tuple(first)
+    nd = builtins.max(len(s) for s in shapes)  # `max` is the lax wrapper below
+    out = []
+    for i in range(nd):
+        size = 1
+        for s in shapes:
+            k = i - nd + len(s)
+            if k < 0:
+                continue
+            d = s[k]
+            if d != 1:
+                if size != 1 and d != size:
+                    listed = " and ".join(str(tuple(s)) for s in shapes)
+                    raise ValueError(f"{name}: shapes {listed} cannot be broadcast together")
+                size = d
+        out.append(size)
+    return tuple(out)
+
+
+def _weak(*xs) -> bool:
+    return all(getattr(x, "weak_type", False) for x in xs)
+
+
+def _dtype_error(name, what, dtype):
+    return TypeError(f"{name}: expected {what}, got {dtype}")
+
+
+# Kinds of dtype an operation accepts.
+_ANY = "any"
+_NUM = "numeric"  # int or float
+_FLOAT = "float"
+_INT = "integer"
+_INTBOOL = "integer or bool"
+
+
+def _check_kind(name: str, kind: str, dtype):
+    if kind == _ANY:
+        return
+    if kind == _FLOAT and not dt.is_float(dtype):
+        raise _dtype_error(name, "a floating-point dtype", dtype)
+    if kind == _NUM and dtype == dt.bool_:
+        raise _dtype_error(name, "a numeric (integer or float) dtype", dtype)
+    if kind == _INT and not dt.is_integer(dtype):
+        raise _dtype_error(name, "an integer dtype", dtype)
+    if kind == _INTBOOL and dt.is_float(dtype):
+        raise _dtype_error(name, "an integer or bool dtype", dtype)
+
+
+def unop(name: str, kind: str = _NUM, result_dtype=None) -> Primitive:
+    p = Primitive(name)
+
+    def abstract(x):
+        _check_kind(name, kind, x.dtype)
+        return ShapedArray(x.shape, result_dtype or x.dtype, _weak(x) and result_dtype is None)
+
+    abstract_eval_rules[p] = abstract
+    return p
+
+
+def binop(name: str, kind: str = _NUM, result_dtype=None) -> Primitive:
+    p = Primitive(name)
+
+    def abstract(x, y):
+        if x.dtype != y.dtype:
+            raise TypeError(
+                f"{name}: operands must have the same dtype, got {x.dtype} and {y.dtype}"
+            )
+        _check_kind(name, kind, x.dtype)
+        shape = x.shape if x.shape == y.shape else broadcast_shapes(name, x.shape, y.shape)
+        return ShapedArray(shape, result_dtype or x.dtype, _weak(x, y) and result_dtype is None)
+
+    abstract_eval_rules[p] = abstract
+    return p
+
+
+# ---------------------------------------------------------------------- unary
+neg_p = unop("neg")
+sign_p = unop("sign")
+floor_p = unop("floor", _FLOAT)
+ceil_p = unop("ceil", _FLOAT)
+round_p = unop("round", _FLOAT)  # half to even, as the Array API's round
+is_finite_p = unop("is_finite", _FLOAT, dt.bool_)
+exp_p = unop("exp", _FLOAT)
+exp2_p = unop("exp2", _FLOAT)
+log_p = unop("log", _FLOAT)
+log1p_p = unop("log1p", _FLOAT)
+expm1_p = unop("expm1", _FLOAT)
+tanh_p = unop("tanh", _FLOAT)
+logistic_p = unop("logistic", _FLOAT)
+sin_p = unop("sin", _FLOAT)
+cos_p = unop("cos", _FLOAT)
+tan_p = unop("tan", _FLOAT)
+asin_p = unop("asin", _FLOAT)
+acos_p = unop("acos", _FLOAT)
+atan_p = unop("atan", _FLOAT)
+sinh_p = unop("sinh", _FLOAT)
+cosh_p = unop("cosh", _FLOAT)
+asinh_p = unop("asinh", _FLOAT)
+acosh_p = unop("acosh", _FLOAT)
+atanh_p = unop("atanh", _FLOAT)
+sqrt_p = unop("sqrt", _FLOAT)
+rsqrt_p = unop("rsqrt", _FLOAT)
+cbrt_p = unop("cbrt", _FLOAT)
+abs_p = unop("abs")
+not_p = unop("not", _INTBOOL)  # logical not on bool, bitwise not on integers
+erf_p = unop("erf", _FLOAT)
+erf_inv_p = unop("erf_inv", _FLOAT)
+lgamma_p = unop("lgamma", _FLOAT)
+digamma_p = unop("digamma", _FLOAT)
+square_p = unop("square")
+
+# ---------------------------------------------------------------------- binary
+add_p = binop("add")
+sub_p = binop("sub")
+mul_p = binop("mul")
+div_p = binop("div")  # floats: true division; integers: rounds toward zero (C, lax)
+rem_p = binop("rem")  # sign of the dividend (C fmod, lax)
+pow_p = binop("pow")
+atan2_p = binop("atan2", _FLOAT)
+max_p = binop("max", _ANY)
+min_p = binop("min", _ANY)
+nextafter_p = binop("nextafter", _FLOAT)
+and_p = binop("and", _INTBOOL)
+or_p = binop("or", _INTBOOL)
+xor_p = binop("xor", _INTBOOL)
+shift_left_p = binop("shift_left", _INT)
+shift_right_arithmetic_p = binop("shift_right_arithmetic", _INT)
+shift_right_logical_p = binop("shift_right_logical", _INT)
+eq_p = binop("eq", _ANY, dt.bool_)
+ne_p = binop("ne", _ANY, dt.bool_)
+lt_p = binop("lt", _ANY, dt.bool_)
+le_p = binop("le", _ANY, dt.bool_)
+gt_p = binop("gt", _ANY, dt.bool_)
+ge_p = binop("ge", _ANY, dt.bool_)
+
+# ------------------------------------------------------------------ integer_pow
+integer_pow_p = Primitive("integer_pow")
+
+
+def _integer_pow_abstract(x, *, y: int):
+    _check_kind("integer_pow", _NUM, x.dtype)
+    if y < 0 and not dt.is_float(x.dtype):
+        raise ValueError(f"integer_pow: integers cannot be raised to the negative power {y}")
+    return ShapedArray(x.shape, x.dtype, _weak(x))
+
+
+abstract_eval_rules[integer_pow_p] = _integer_pow_abstract
+
+
+# ---------------------------------------------------------------------- select_n, clamp
+select_n_p = Primitive("select_n")
+
+
+def _select_n_abstract(which, *cases):
+    if not cases:
+        raise ValueError("select_n: expected at least one case")
+    if which.dtype != dt.bool_ and which.dtype != dt.int32:
+        raise TypeError(f"select_n: the selector must be bool or int32, got {which.dtype}")
+    if which.dtype == dt.bool_ and len(cases) > 2:
+        raise ValueError(f"select_n: a bool selector picks from at most 2 cases, got {len(cases)}")
+    d = cases[0].dtype
+    for c in cases[1:]:
+        if c.dtype != d:
+            raise TypeError(f"select_n: cases must share one dtype, got {d} and {c.dtype}")
+    shape = broadcast_shapes("select_n", which.shape, *(c.shape for c in cases))
+    return ShapedArray(shape, d, _weak(*cases))
+
+
+abstract_eval_rules[select_n_p] = _select_n_abstract
+
+clamp_p = Primitive("clamp")
+
+
+def _clamp_abstract(lo, x, hi):
+    if not (lo.dtype == x.dtype == hi.dtype):
+        raise TypeError(
+            f"clamp: operands must share one dtype, got {lo.dtype}, {x.dtype} and {hi.dtype}"
+        )
+    _check_kind("clamp", _NUM, x.dtype)
+    shape = broadcast_shapes("clamp", lo.shape, x.shape, hi.shape)
+    return ShapedArray(shape, x.dtype, _weak(x))
+
+
+abstract_eval_rules[clamp_p] = _clamp_abstract
+
+
+# --------------------------------------------------------------- lax-style wrappers
+
+
+def _lift_scalar(x, like=None):
+    """A Python scalar as a numpy scalar: ``like``'s dtype if given, else its default."""
+    dtype = like.dtype if like is not None else dt.dtype_and_weak(x)[0]
+    return np.asarray(x, dtype=dtype)[()]
+
+
+_PY_SCALARS = (bool, int, float)
+
+
+def _is_py_scalar(x) -> bool:
+    # By exact type: numpy's float64 subclasses float but is a typed operand.
+    return type(x) in _PY_SCALARS
+
+
+def _bin(p):
+    def f(x, y):
+        if _is_py_scalar(x):
+            x = _lift_scalar(x, None if _is_py_scalar(y) else y)
+        if _is_py_scalar(y):
+            y = _lift_scalar(y, x)
+        return p.bind(x, y)
+
+    f.__name__ = p.name
+    f.__qualname__ = p.name
+    f.__doc__ = (
+        f"The ``{p.name}`` primitive; a Python scalar operand takes the other's dtype.\n\n"
+        f"    >>> import numpy as np\n"
+        f"    >>> {p.name}(np.ones(3, np.float32), 2.0).shape\n"
+        f"    (3,)\n"
+    )
+    return f
+
+
+def _un(p, example="np.ones(3, np.float32)"):
+    def f(x):
+        if _is_py_scalar(x):
+            x = _lift_scalar(x)
+        return p.bind(x)
+
+    f.__name__ = p.name
+    f.__qualname__ = p.name
+    f.__doc__ = (
+        f"The ``{p.name}`` primitive, elementwise.\n\n"
+        f"    >>> import numpy as np\n"
+        f"    >>> {p.name}({example}).shape\n"
+        f"    (3,)\n"
+    )
+    return f
+
+
+neg, sign, floor, ceil, round, is_finite = map(
+    _un, (neg_p, sign_p, floor_p, ceil_p, round_p, is_finite_p)
+)
+exp, exp2, log, log1p, expm1, tanh, logistic = map(
+    _un, (exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p)
+)
+sin, cos, tan, asin, acos, atan = map(_un, (sin_p, cos_p, tan_p, asin_p, acos_p, atan_p))
+sinh, cosh, asinh, acosh, atanh = map(_un, (sinh_p, cosh_p, asinh_p, acosh_p, atanh_p))
+sqrt, rsqrt, cbrt, abs = map(_un, (sqrt_p, rsqrt_p, cbrt_p, abs_p))
+bitwise_not = _un(not_p, "np.ones(3, np.bool_)")
+erf, erf_inv, lgamma, digamma, square = map(
+    _un, (erf_p, erf_inv_p, lgamma_p, digamma_p, square_p)
+)
+add, sub, mul, div, rem, pow, atan2 = map(
+    _bin, (add_p, sub_p, mul_p, div_p, rem_p, pow_p, atan2_p)
+)
+max, min, nextafter = map(_bin, (max_p, min_p, nextafter_p))
+bitwise_and, bitwise_or, bitwise_xor = map(_bin, (and_p, or_p, xor_p))
+shift_left, shift_right_arithmetic, shift_right_logical = map(
+    _bin, (shift_left_p, shift_right_arithmetic_p, shift_right_logical_p)
+)
+eq, ne, lt, le, gt, ge = map(_bin, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
+for _f in (bitwise_and, bitwise_or, bitwise_xor, shift_left, shift_right_arithmetic,
+           shift_right_logical):  # fmt: skip
+    _f.__doc__ = _f.__doc__.replace("np.float32), 2.0", "np.int32), 2")
+
+
+def integer_pow(x, y: int):
+    """``x ** y`` for a static Python int ``y`` (negative only for floats).
+
+    >>> import numpy as np
+    >>> integer_pow(np.full(2, 3.0, np.float32), 2).shape
+    (2,)
+    """
+    if _is_py_scalar(x):
+        x = _lift_scalar(x)
+    return integer_pow_p.bind(x, y=int(y))
+
+
+def _cases_like(cases):
+    """Python scalar cases take the dtype of the first tensor case."""
+    like = next((c for c in cases if not _is_py_scalar(c)), None)
+    return [_lift_scalar(c, like) if _is_py_scalar(c) else c for c in cases]
+
+
+def select_n(which, *cases):
+    """``cases[which]`` elementwise; ``which`` is bool (False picks ``cases[0]``) or int32.
+
+    >>> import numpy as np
+    >>> select_n(np.array([True, False]), np.zeros(2, np.float32), np.ones(2, np.float32)).shape
+    (2,)
+    """
+    if _is_py_scalar(which):
+        which = np.asarray(which, np.int32 if type(which) is int else np.bool_)[()]
+    return select_n_p.bind(which, *_cases_like(cases))
+
+
+def select(pred, on_true, on_false):
+    """``on_true`` where ``pred`` else ``on_false`` (lax.select's argument order).
+
+    >>> import numpy as np
+    >>> select(np.array([True, False]), 1.0, np.zeros(2, np.float32)).shape
+    (2,)
+    """
+    if _is_py_scalar(pred):
+        pred = np.bool_(pred)
+    on_false, on_true = _cases_like((on_false, on_true))
+    return select_n_p.bind(pred, on_false, on_true)
+
+
+def clamp(lo, x, hi):
+    """``min(max(x, lo), hi)`` elementwise, broadcasting; Python scalar bounds take x's dtype.
+
+    >>> import numpy as np
+    >>> clamp(0.0, np.array([-1.0, 0.5, 2.0], np.float32), 1.0).shape
+    (3,)
+    """
+    if _is_py_scalar(x):
+        x = _lift_scalar(x, None if _is_py_scalar(lo) else lo)
+    lo = _lift_scalar(lo, x) if _is_py_scalar(lo) else lo
+    hi = _lift_scalar(hi, x) if _is_py_scalar(hi) else hi
+    return clamp_p.bind(lo, x, hi)

@@ -1,0 +1,390 @@
+"""The Tensor surface: operators, conversions and methods, attached to ``fx.core.Tensor``.
+
+Attaching to the base class gives tracers (its subclasses) the same surface. Everything
+forwards to the public functions of ``fntorch.ops.api`` (looked up at call time), so the
+promotion and Python-scalar rules live in one place. Methods follow PyTorch's meaning and
+spellings (``x.sum(dim=1, keepdim=True)``, ``x.max(dim=1)`` -> ``(values, indices)``,
+``x.std()`` unbiased) and also accept the Array API's ``axis=``/``keepdims=``.
+
+``x.size`` is the Array API's int property (the number of elements); PyTorch's
+``x.size()`` / ``x.size(d)`` is ``x.shape`` / ``x.shape[d]`` here.
+
+The eager fast path: ``* + - /`` of an eager ``Tensor`` with a Python scalar or a
+same-dtype tensor, for float16/32/64 numpy buffers, calls the numpy ufunc directly
+(numpy 2's NEP 50 rule for Python scalars is exactly fntorch's weak-scalar promotion).
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import types
+
+import numpy as np
+
+from ..fx import core
+from ..fx import dtypes as dt
+from ..fx.core import EVAL_TRACE, Tensor, _current_trace, _new_tensor
+from . import _indexing
+from . import api as _api
+
+_get_trace = _current_trace.get
+_ndarray = np.ndarray
+
+# Members that fx.core defines (Tracer overrides them): never replaced here.
+_PROTECTED = frozenset(
+    {"aval", "shape", "dtype", "ndim", "size", "weak_type", "device", "_concrete",
+     "__len__", "__setitem__", "__init__", "__hash__", "__repr__"}
+)  # fmt: skip
+
+
+def _attach(name: str, fn, doc: str | None = None):
+    if name in _PROTECTED:
+        raise AssertionError(f"_tensor: refusing to replace Tensor.{name}")
+    if not isinstance(fn, property):
+        if fn.__qualname__.startswith("Tensor."):  # an alias of an attached method: copy it
+            fn = _copy_function(fn)
+        fn.__name__ = name
+        fn.__qualname__ = f"Tensor.{name}"
+    if doc is not None:
+        fn.__doc__ = doc
+    setattr(Tensor, name, fn)
+
+
+def _copy_function(fn):
+    new = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                             fn.__closure__)  # fmt: skip
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__doc__ = fn.__doc__
+    return new
+
+
+def _fn(name: str):
+    """The public function ``ft.<name>`` (looked up late: api fills in after this module)."""
+    try:
+        return getattr(_api, name)
+    except AttributeError:
+        raise NotImplementedError(f"fntorch.{name} is not defined yet") from None
+
+
+def _doc_of(fname: str, method: str) -> str:
+    f = getattr(_api, fname, None)
+    head = f"Method form of ``ft.{fname}(x, ...)``: ``x.{method}(...)``."
+    if f is not None and f.__doc__:
+        return f"{head}\n\n{f.__doc__}"
+    return head
+
+
+# ------------------------------------------------------------------ operands, operators
+
+_OPERAND_TYPES = (Tensor, builtins.bool, builtins.int, builtins.float, np.ndarray, np.generic)
+
+# Python scalar -> 0-d read-only array of a float dtype, per dtype char. A 0-d array
+# operand is cheaper for numpy than converting a Python scalar on every call. Zeros are
+# never cached (0.0 == -0.0 would alias them); NaNs miss every time (NaN != NaN).
+_SCALARS: dict[str, dict] = {"e": {}, "f": {}, "d": {}}
+_SCALAR_CACHE_SIZE = 256
+
+
+def _scalar_const(cache: dict, value, dtype):
+    if not value:
+        return value  # NEP 50 handles the Python scalar itself
+    if len(cache) >= _SCALAR_CACHE_SIZE:
+        cache.clear()
+    s = np.array(value, dtype=dtype)
+    s.flags.writeable = False
+    cache[value] = s
+    return s
+
+
+def _fast_binary(ufunc, fname: str, reflected: bool):
+    """An operator with the eager numpy fast path (floats only), else ``ft.<fname>``."""
+
+    def op(self, other):
+        if type(self) is Tensor and _get_trace() is EVAL_TRACE:
+            v = self._value
+            t = type(other)
+            if t is builtins.float or t is builtins.int:
+                if type(v) is _ndarray:
+                    cache = _SCALARS.get(v.dtype.char)
+                    if cache is not None:
+                        s = cache.get(other)
+                        if s is None:
+                            s = _scalar_const(cache, other, v.dtype)
+                        return _new_tensor(ufunc(s, v) if reflected else ufunc(v, s))
+            elif t is Tensor:
+                ov = other._value
+                if type(v) is _ndarray and type(ov) is _ndarray and ov.dtype is v.dtype:
+                    if v.dtype.char in "efd":
+                        try:
+                            return _new_tensor(ufunc(ov, v) if reflected else ufunc(v, ov))
+                        except ValueError:
+                            pass  # a broadcasting error: the general path words it
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        f = getattr(_api, fname)
+        return f(other, self) if reflected else f(self, other)
+
+    return op
+
+
+def _binary(fname: str, reflected: bool):
+    def op(self, other):
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        f = getattr(_api, fname)
+        return f(other, self) if reflected else f(self, other)
+
+    return op
+
+
+def _unary(fname: str):
+    def op(self):
+        return getattr(_api, fname)(self)
+
+    return op
+
+
+_FAST_OPS = {
+    "add": (np.add, "add"),
+    "sub": (np.subtract, "subtract"),
+    "mul": (np.multiply, "multiply"),
+    "truediv": (np.true_divide, "divide"),
+}
+_OPS = {
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "pow", "matmul": "matmul",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
+}  # fmt: skip
+_COMPARISONS = {
+    "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+    "eq": "equal", "ne": "not_equal",
+}  # fmt: skip
+_UNARY_OPS = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "bitwise_invert"}
+
+for _name, (_ufunc, _f) in _FAST_OPS.items():
+    _attach(f"__{_name}__", _fast_binary(_ufunc, _f, False), f"``x {_name} y``: ``ft.{_f}``.")
+    _attach(f"__r{_name}__", _fast_binary(_ufunc, _f, True), f"``y {_name} x``: ``ft.{_f}``.")
+for _name, _f in _OPS.items():
+    _attach(f"__{_name}__", _binary(_f, False), f"``x {_name} y``: ``ft.{_f}``.")
+    _attach(f"__r{_name}__", _binary(_f, True), f"``y {_name} x``: ``ft.{_f}``.")
+for _name, _f in _COMPARISONS.items():
+    _attach(f"__{_name}__", _binary(_f, False), f"``x {_name} y`` elementwise: ``ft.{_f}``.")
+for _name, _f in _UNARY_OPS.items():
+    _attach(f"__{_name}__", _unary(_f), f"``{_name}(x)``: ``ft.{_f}``.")
+
+
+# ------------------------------------------------------------------------ conversions
+
+
+def _host(x, what: str) -> np.ndarray:
+    """The concrete value of ``x`` as a numpy array (ConcretizationError if traced)."""
+    buf = x._concrete(what)
+    if not isinstance(buf, (np.ndarray, np.generic)):
+        buf = core.device_of_buffer(buf).to_host(buf)
+    return np.asarray(buf)
+
+
+def _read_only(buf: np.ndarray) -> np.ndarray:
+    """A view of ``buf`` that cannot be made writable again: its base is a read-only
+    memoryview (through an unsigned view of the same itemsize, for bfloat16's sake)."""
+    u = buf.view(f"u{buf.dtype.itemsize}")
+    return np.asarray(memoryview(u).toreadonly()).view(buf.dtype)
+
+
+def numpy(self) -> np.ndarray:
+    """The value as a read-only numpy array (``flags.writeable`` is False).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([1.0, 2.0]).numpy().flags.writeable
+    False
+    """
+    buf = self._concrete("numpy()")
+    if not isinstance(buf, (np.ndarray, np.generic)):
+        buf = core.device_of_buffer(buf).to_host(buf)  # a fresh host copy
+    if isinstance(buf, np.ndarray) and buf.dtype != dt.float0:
+        return _read_only(buf)
+    a = np.array(buf)  # a numpy scalar: a fresh 0-d copy
+    a.flags.writeable = False
+    return a
+
+
+def __array__(self, dtype=None, copy=None):
+    """``np.asarray(t)``: a read-only view (or a writable copy with ``copy=True``)."""
+    a = numpy(self)
+    if dtype is not None and np.dtype(dtype) != a.dtype:
+        if copy is False:
+            raise ValueError(f"__array__: converting {a.dtype} to {np.dtype(dtype)} needs a copy")
+        return a.astype(dtype)
+    return a.copy() if copy else a
+
+
+def _scalar_value(self, what: str):
+    a = _host(self, what)
+    if a.size != 1:
+        raise ValueError(
+            f"{what}: only a tensor with one element can be converted to a Python scalar, "
+            f"got shape {tuple(a.shape)}"
+        )
+    a = a.reshape(())
+    if a.dtype == dt.bfloat16:
+        return builtins.float(a)
+    return a.item()
+
+
+def item(self):
+    """The value of a one-element tensor as a Python scalar.
+
+    >>> import fntorch as ft
+    >>> ft.asarray([2.5]).item()
+    2.5
+    """
+    return _scalar_value(self, "item()")
+
+
+def tolist(self):
+    """The value as nested Python lists of Python scalars.
+
+    >>> import fntorch as ft
+    >>> ft.asarray([[1, 2]]).tolist()
+    [[1, 2]]
+    """
+    a = _host(self, "tolist()")
+    if a.dtype == dt.bfloat16:
+        a = a.astype(np.float32)
+    return a.tolist()
+
+
+def __float__(self):
+    """``float(t)`` of a one-element tensor."""
+    return builtins.float(_scalar_value(self, "float()"))
+
+
+def __int__(self):
+    """``int(t)`` of a one-element tensor (floats truncate toward zero)."""
+    return builtins.int(_scalar_value(self, "int()"))
+
+
+def __bool__(self):
+    """``bool(t)`` of a one-element tensor; ``if t:`` on a traced value raises
+    ``ft.ConcretizationError``."""
+    a = _host(self, "bool()")
+    if a.size != 1:
+        raise ValueError(
+            f"bool(): the truth value of a tensor of shape {tuple(a.shape)} is ambiguous; "
+            "use .any() or .all()"
+        )
+    return builtins.bool(a.reshape(()))
+
+
+def __index__(self):
+    """``operator.index(t)`` of a one-element integer tensor (so ``range(t)`` works)."""
+    if not dt.is_integer(self.dtype):
+        raise TypeError(
+            f"__index__: only integer tensors can be used as an index, got dtype {self.dtype}"
+        )
+    return builtins.int(_scalar_value(self, "__index__()"))
+
+
+def __complex__(self):
+    """``complex(t)`` of a one-element tensor."""
+    return builtins.complex(_scalar_value(self, "complex()"))
+
+
+_DEFAULT_DTYPES = (dt.float32, dt.int64, dt.bool_)
+
+
+def __repr__(self):
+    """PyTorch-like: ``tensor([1., 2.])``, with ``dtype=`` when it is not a default."""
+    a = _host(self, "repr()")
+    if a.dtype == dt.bfloat16:
+        a = a.astype(np.float32)
+    body = np.array2string(a, separator=", ", prefix="tensor(")
+    extra = []
+    if a.size == 0 and a.ndim != 1:
+        extra.append(f"size={tuple(a.shape)}")
+    if self.dtype not in _DEFAULT_DTYPES:
+        extra.append(f"dtype={self.dtype}")
+    dev = self.device
+    if dev is not None and dev.platform != "cpu":
+        extra.append(f"device='{dev}'")
+    return "tensor(" + ", ".join([body, *extra]) + ")"
+
+
+def __format__(self, spec: str):
+    """``f"{t:.3f}"`` formats a one-element tensor's value; an empty spec gives ``str(t)``."""
+    if spec and self.size == 1:
+        return format(_scalar_value(self, "format()"), spec)
+    return format(str(self), spec)
+
+
+def __iter__(self):
+    """Iterates over the first axis (``t[0]``, ``t[1]``, ...)."""
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (_indexing.getitem(self, i) for i in range(self.shape[0]))
+
+
+def __contains__(self, value):
+    """``value in t``: whether any element equals ``value``."""
+    return builtins.bool(_fn("any")(_fn("equal")(self, value)))
+
+
+def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """DLPack export (numpy's): read-only where the consumer's DLPack version can say so,
+    else a copy, so the tensor's buffer is never handed out writable."""
+    buf = self._concrete("__dlpack__")
+    if not isinstance(buf, (np.ndarray, np.generic)):
+        return buf.__dlpack__(stream=stream)
+    a = numpy(self)
+    kw = {"max_version": max_version, "dl_device": dl_device, "copy": copy}
+    try:
+        return a.__dlpack__(stream=stream, **kw)
+    except BufferError:
+        if copy is False:
+            raise
+        return a.copy().__dlpack__(stream=stream, **kw)
+
+
+def __dlpack_device__(self):
+    """The DLPack ``(device_type, device_id)`` of the buffer."""
+    buf = self._concrete("__dlpack_device__")
+    if isinstance(buf, np.generic):
+        buf = np.asarray(buf)
+    return buf.__dlpack_device__()
+
+
+def __array_namespace__(self, *, api_version=None):
+    """The Array API namespace of this tensor: the ``fntorch`` module."""
+    if api_version not in (None, "2021.12", "2022.12", "2023.12"):
+        raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}")
+    return importlib.import_module("fntorch")
+
+
+def _T(self):
+    """The transpose of a tensor of rank <= 2 (use ``.mT`` or ``.permute`` for more dims)."""
+    if self.ndim > 2:
+        raise ValueError(
+            f".T needs a tensor of rank <= 2, got shape {tuple(self.shape)}; use x.mT for a "
+            "batch of matrices, or x.permute(...)"
+        )
+    return self if self.ndim < 2 else _fn("permute_dims")(self, (1, 0))
+
+
+def _mT(self):
+    """The transpose of the last two axes (a batch of matrices)."""
+    if self.ndim < 2:
+        raise ValueError(f".mT needs a tensor of rank >= 2, got shape {tuple(self.shape)}")
+    return _fn("matrix_transpose")(self)
+
+
+for _fn_ in (numpy, __array__, item, tolist, __float__, __int__, __bool__, __index__,
+             __complex__, __format__, __iter__, __contains__, __dlpack__, __dlpack_device__,
+             __array_namespace__):  # fmt: skip
+    _attach(_fn_.__name__, _fn_)
+Tensor.__repr__ = __repr__  # Tracer keeps its own
+_attach("T", property(_T))
+_attach("mT", property(_mT))
+_attach("t", lambda self: _T(self), "PyTorch's ``x.t()``: ``x.T`` for rank <= 2.")
+
+from . import _tensor_methods  # noqa: E402,F401  (the method table)

@@ -1,0 +1,584 @@
+"""The public transforms: jvp, linearize, vjp, grad, jacobians, vmap, make_graph.
+
+Each flattens its arguments with ``fntorch.tree``, runs the function in a fresh trace
+(so nested transforms never confuse each other's tracers) and unflattens the result.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .. import tree as tree_util
+from ..fx import dtypes as dt
+from ..fx.core import Tensor, Tracer, check_tracer, current_trace, get_aval, set_current_trace
+from ..fx.graph import Graph, trace_to_graph
+from . import ad
+from .ad import Zero, graph_outvars_transpose, instantiate, jvp_flat, linearize_flat
+from .batching import BatchTrace, BatchTracer, moveaxis
+from .custom import checkpoint, custom_jvp, custom_vjp
+
+__all__ = [
+    "jvp",
+    "linearize",
+    "vjp",
+    "grad",
+    "value_and_grad",
+    "jacfwd",
+    "jacrev",
+    "hessian",
+    "vmap",
+    "make_graph",
+    "stop_gradient",
+    "custom_jvp",
+    "custom_vjp",
+    "checkpoint",
+]
+
+
+def _as_tensor(x, where: str):
+    """Leaves handed to a transform: tensors stay, numbers and arrays become tensors."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        d, _ = dt.dtype_and_weak(x)
+        return Tensor(np.asarray(x, dtype=d))
+    if isinstance(x, (np.ndarray, np.generic)):
+        a = np.array(x)
+        dt.canonicalize(a.dtype, where=where)
+        return Tensor(a)
+    raise TypeError(
+        f"{where}: expected tensors (or numbers/arrays) as pytree leaves, got {type(x).__name__}"
+    )
+
+
+def _flatten_args(args, where):
+    leaves, treedef = tree_util.flatten(args)
+    return [_as_tensor(x, where) for x in leaves], treedef
+
+
+def _flat_fun(fun, in_tree, out_box, where, has_aux=False):
+    """``fun`` as a function of a flat list returning a flat list; records output trees."""
+
+    def flat(xs):
+        out = fun(*tree_util.unflatten(in_tree, xs))
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError(f"{where} with has_aux=True: the function must return (output, aux)")
+            out, aux = out
+            aux_leaves, out_box["aux_tree"] = tree_util.flatten(aux)
+        else:
+            aux_leaves = []
+        leaves, out_box["out_tree"] = tree_util.flatten(out)
+        out_box["n_out"] = len(leaves)
+        return [_as_tensor(x, where) for x in leaves] + list(aux_leaves)
+
+    return flat
+
+
+# -------------------------------------------------------------------------- jvp
+
+
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
+    """Forward-mode derivative: ``(fun(*primals), J @ tangents)``.
+
+    >>> import fntorch as ft
+    >>> y, t = ft.jvp(ft.sin, (0.0,), (2.0,))
+    >>> float(y), float(t)
+    (0.0, 2.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples (or lists) of arguments")
+    flat_p, in_tree = _flatten_args(tuple(primals), "jvp")
+    flat_t, t_tree = tree_util.flatten(tuple(tangents))
+    if t_tree != in_tree:
+        raise ValueError(
+            f"jvp: tangents must have the structure of primals; primals {in_tree}, tangents {t_tree}"
+        )
+    flat_t = [_tangent_in(p, t) for p, t in zip(flat_p, flat_t)]
+    box: dict = {}
+    pouts, touts = jvp_flat(_flat_fun(fun, in_tree, box, "jvp"), flat_p, flat_t)
+    touts = [_tangent_out(p, t) for p, t in zip(pouts, touts)]
+    return (
+        tree_util.unflatten(box["out_tree"], pouts),
+        tree_util.unflatten(box["out_tree"], touts),
+    )
+
+
+def _tangent_in(p, t):
+    if not ad.is_differentiable(p):
+        return Zero.like(p)
+    t = _as_tensor(t, "jvp")
+    if t.shape != p.shape:
+        raise ValueError(f"jvp: a tangent has shape {t.shape} but its primal has shape {p.shape}")
+    if t.dtype != p.dtype:
+        from ..ops import lax
+
+        t = lax.convert_element_type(t, p.dtype)
+    return t
+
+
+def _tangent_out(p, t):
+    return instantiate(t) if type(t) is Zero else t
+
+
+def linearize(fun: Callable, *primals):
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` applies the linearized function.
+
+    >>> import fntorch as ft
+    >>> y, f_jvp = ft.linearize(ft.sin, 0.0)
+    >>> float(f_jvp(3.0))
+    3.0
+    """
+    from ..fx.graph import eval_graph
+
+    flat_p, in_tree = _flatten_args(primals, "linearize")
+    box: dict = {}
+    pouts, graph, diff = linearize_flat(_flat_fun(fun, in_tree, box, "linearize"), flat_p)
+    out_tree = box["out_tree"]
+
+    def f_jvp(*tangents):
+        flat_t, t_tree = tree_util.flatten(tuple(tangents))
+        if t_tree != in_tree:
+            raise ValueError(f"linearize: tangents have structure {t_tree}, expected {in_tree}")
+        ins = [_tangent_in(p, t) for p, t, d in zip(flat_p, flat_t, diff) if d]
+        live = [v for v in graph.outvars if v is not None]
+        sub = Graph(graph.invars, live, graph.eqns, graph.constvars, graph.consts)
+        vals = iter(eval_graph(sub, *ins))
+        outs = [next(vals) if v is not None else instantiate(Zero.like(p))
+                for v, p in zip(graph.outvars, pouts)]
+        return tree_util.unflatten(out_tree, outs)
+
+    return tree_util.unflatten(out_tree, pouts), f_jvp
+
+
+# -------------------------------------------------------------------------- vjp
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False):
+    """Reverse mode: ``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns a tuple with one
+    cotangent per primal.
+
+    >>> import fntorch as ft
+    >>> y, vjp_fn = ft.vjp(lambda x: x * x, 3.0)
+    >>> float(vjp_fn(ft.asarray(1.0))[0])
+    6.0
+    """
+    flat_p, in_tree = _flatten_args(primals, "vjp")
+    box: dict = {}
+    pouts, graph, diff = linearize_flat(_flat_fun(fun, in_tree, box, "vjp", has_aux), flat_p)
+    n_out = box["n_out"]
+    out_tree = box["out_tree"]
+    outs = tree_util.unflatten(out_tree, pouts[:n_out])
+
+    def vjp_fn(ct):
+        ct_flat, ct_tree = tree_util.flatten(ct)
+        if ct_tree != out_tree:
+            raise ValueError(
+                f"vjp_fn: the cotangent has structure {ct_tree}, expected the output's {out_tree}"
+            )
+        cts = []
+        for c, p in zip(ct_flat, pouts):
+            c = _as_tensor(c, "vjp_fn")
+            if c.shape != p.shape:
+                raise ValueError(
+                    f"vjp_fn: a cotangent has shape {c.shape} but the output has shape {p.shape}"
+                )
+            cts.append(c if ad.is_differentiable(p) else None)
+        cts += [None] * (len(graph.outvars) - len(cts))
+        got = iter(graph_outvars_transpose(graph, cts))
+        res = []
+        for p, d in zip(flat_p, diff):
+            res.append(instantiate(next(got)) if d else instantiate(Zero.like(p)))
+        return tuple(tree_util.unflatten(in_tree, res))
+
+    if has_aux:
+        aux = tree_util.unflatten(box["aux_tree"], pouts[n_out:])
+        return outs, vjp_fn, aux
+    return outs, vjp_fn
+
+
+def _check_argnums(argnums, nargs, where):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for a in nums:
+        if not isinstance(a, int) or not -nargs <= a < nargs:
+            raise ValueError(
+                f"{where}: argnums {argnums!r} out of range for a function called with {nargs} "
+                "positional arguments"
+            )
+    return tuple(a % nargs for a in nums)
+
+
+def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False):
+    """``f -> (x -> (f(x), grad f(x)))`` for a scalar float output.
+
+    >>> import fntorch as ft
+    >>> v, g = ft.value_and_grad(lambda x: (x ** 2).sum())(ft.asarray([1.0, 2.0]))
+    >>> float(v), g.tolist()
+    (5.0, [2.0, 4.0])
+    """
+    name = getattr(fun, "__name__", "function")
+
+    @functools.wraps(fun)
+    def value_and_grad_f(*args, **kwargs):
+        nums = _check_argnums(argnums, len(args), "grad")
+        for i in nums:
+            for leaf in tree_util.leaves(args[i]):
+                d = get_aval(leaf).dtype
+                if not dt.is_float(d):
+                    raise TypeError(
+                        f"grad requires float inputs (the derivative of integer and bool "
+                        f"inputs is not defined), but argument {i} of {name} has dtype {d}; "
+                        "convert it with .float() or leave it out of argnums"
+                    )
+
+        def partial_fun(*dyn):
+            full = list(args)
+            for i, v in zip(nums, dyn):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        res = vjp(partial_fun, *[args[i] for i in nums], has_aux=has_aux)
+        out, vjp_fn = res[0], res[1]
+        if not isinstance(out, Tensor) or out.shape != ():
+            shape = getattr(out, "shape", type(out).__name__)
+            raise TypeError(
+                f"grad requires a scalar (0-d) output, but {name} returned shape {shape}; "
+                "reduce it (e.g. .sum()), or use ft.vjp / ft.jacrev for non-scalar outputs"
+            )
+        if not dt.is_float(out.dtype):
+            raise TypeError(
+                f"grad requires a float output, but {name} returned dtype {out.dtype}"
+            )
+        from ..ops import lax
+
+        g = vjp_fn(lax.full((), 1, out.dtype))
+        g = g[0] if isinstance(argnums, int) else g
+        return ((out, res[2]), g) if has_aux else (out, g)
+
+    return value_and_grad_f
+
+
+def grad(fun: Callable, argnums=0, has_aux: bool = False):
+    """The gradient of a scalar-valued function.
+
+    >>> import fntorch as ft
+    >>> float(ft.grad(ft.sin)(0.0))
+    1.0
+    """
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    @functools.wraps(fun)
+    def grad_f(*args, **kwargs):
+        (v, g) = vg(*args, **kwargs)
+        return (g, v[1]) if has_aux else g
+
+    return grad_f
+
+
+# -------------------------------------------------------------------- jacobians
+
+
+def _dyn_args(args, argnums, where):
+    nums = _check_argnums(argnums, len(args), where)
+    return nums, [args[i] for i in nums]
+
+
+def _float_dtype(leaves, where):
+    ds = [get_aval(x).dtype for x in leaves]
+    for d in ds:
+        if not dt.is_float(d):
+            raise TypeError(f"{where} requires float inputs, got dtype {d}")
+    return dt.result_type(*ds) if ds else dt.float32
+
+
+def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
+    """The Jacobian by forward mode (one jvp per input element, batched by vmap).
+
+    Output shape: ``out.shape + in.shape`` per (output leaf, input leaf).
+
+    >>> import fntorch as ft
+    >>> ft.jacfwd(lambda x: x * x)(ft.asarray([1.0, 2.0])).tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
+    """
+
+    def jac(*args):
+        from ..ops import lax
+
+        nums, dyn = _dyn_args(args, argnums, "jacfwd")
+        flat_in, in_tree = _flatten_args(tuple(dyn), "jacfwd")
+        dtype = _float_dtype(flat_in, "jacfwd")
+        sizes = [x.size for x in flat_in]
+        total = sum(sizes)
+
+        def partial_flat(*flat):
+            full = list(args)
+            for i, v in zip(nums, tree_util.unflatten(in_tree, list(flat))):
+                full[i] = v
+            out = fun(*full)
+            return out if has_aux else (out, None)
+
+        def push(basis_vec):
+            ts, off = [], 0
+            for x, n in zip(flat_in, sizes):
+                piece = lax.slice(basis_vec, (off,), (off + n,)) if n != total else basis_vec
+                ts.append(lax.convert_element_type(lax.reshape(piece, x.shape), x.dtype))
+                off += n
+            (out, aux), (tout, _) = jvp(partial_flat, tuple(flat_in), tuple(ts))
+            return tout, aux
+
+        basis = _eye(total, dtype)
+        touts, aux = vmap(push, out_axes=(-1, None))(basis)
+        result = tree_util.map(lambda t: _split_last(t, flat_in, sizes, in_tree, argnums), touts)
+        return (result, aux) if has_aux else result
+
+    return jac
+
+
+def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
+    """The Jacobian by reverse mode (one vjp per output element, batched by vmap).
+
+    >>> import fntorch as ft
+    >>> ft.jacrev(lambda x: x * x)(ft.asarray([1.0, 2.0])).tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
+    """
+
+    def jac(*args):
+        from ..ops import lax
+
+        nums, dyn = _dyn_args(args, argnums, "jacrev")
+        flat_in, in_tree = _flatten_args(tuple(dyn), "jacrev")
+        _float_dtype(flat_in, "jacrev")
+
+        def partial_flat(*flat):
+            full = list(args)
+            for i, v in zip(nums, tree_util.unflatten(in_tree, list(flat))):
+                full[i] = v
+            return fun(*full)
+
+        res = vjp(partial_flat, *flat_in, has_aux=has_aux)
+        out, vjp_fn = res[0], res[1]
+        out_leaves, out_tree = tree_util.flatten(out)
+        out_leaves = [_as_tensor(o, "jacrev") for o in out_leaves]
+        sizes = [o.size for o in out_leaves]
+        total = sum(sizes)
+        dtype = _float_dtype(out_leaves, "jacrev")
+
+        def pull(basis_vec):
+            cts, off = [], 0
+            for o, n in zip(out_leaves, sizes):
+                piece = lax.slice(basis_vec, (off,), (off + n,)) if n != total else basis_vec
+                cts.append(lax.convert_element_type(lax.reshape(piece, o.shape), o.dtype))
+                off += n
+            return vjp_fn(tree_util.unflatten(out_tree, cts))
+
+        rows = vmap(pull)(_eye(total, dtype))  # per input leaf: (total_out, *in.shape)
+        per_out = []
+        off = 0
+        for o, n in zip(out_leaves, sizes):
+            row = []
+            for r, x in zip(rows, flat_in):
+                piece = lax.slice(r, (off,) + (0,) * x.ndim, (off + n, *x.shape)) if n != total else r
+                row.append(lax.reshape(piece, (*o.shape, *x.shape)))
+            off += n
+            per_out.append(_select_args(tree_util.unflatten(in_tree, row), argnums))
+        result = tree_util.unflatten(out_tree, per_out)
+        return (result, res[2]) if has_aux else result
+
+    return jac
+
+
+def _select_args(dyn_tree, argnums):
+    return dyn_tree[0] if isinstance(argnums, int) else tuple(dyn_tree)
+
+
+def _split_last(t, flat_in, sizes, in_tree, argnums):
+    from ..ops import lax
+
+    pieces, off = [], 0
+    total = sum(sizes)
+    out_shape = t.shape[:-1]
+    for x, n in zip(flat_in, sizes):
+        nd = len(out_shape)
+        piece = lax.slice(t, (0,) * nd + (off,), (*out_shape, off + n)) if n != total else t
+        pieces.append(lax.reshape(piece, (*out_shape, *x.shape)))
+        off += n
+    return _select_args(tree_util.unflatten(in_tree, pieces), argnums)
+
+
+def _eye(n, dtype):
+    return Tensor(np.eye(n, dtype=dtype))
+
+
+def hessian(fun: Callable, argnums=0):
+    """The Hessian, ``jacfwd(jacrev(fun))``.
+
+    >>> import fntorch as ft
+    >>> ft.hessian(lambda x: (x ** 3).sum())(ft.asarray([1.0, 2.0])).tolist()
+    [[6.0, 0.0], [0.0, 12.0]]
+    """
+    return jacfwd(jacrev(fun, argnums), argnums)
+
+
+def stop_gradient(x):
+    """``x``, with derivatives stopped: it is a constant to every enclosing grad/jvp.
+
+    >>> import fntorch as ft
+    >>> float(ft.grad(lambda x: x * ft.stop_gradient(x))(3.0))
+    3.0
+    """
+    from ..ops import lax
+
+    return tree_util.map(lambda v: lax.stop_gradient(_as_tensor(v, "stop_gradient")), x)
+
+
+# -------------------------------------------------------------------------- vmap
+
+
+def _broadcast_prefix(prefix, tree, what):
+    """One entry of ``prefix`` per leaf of ``tree`` (``None`` leaves of tree dropped)."""
+    import optree
+
+    try:
+        full = optree.broadcast_prefix(prefix, tree, none_is_leaf=True, namespace=tree_util.NAMESPACE)
+    except ValueError as e:
+        raise ValueError(
+            f"vmap: {what} must be a tree prefix of the arguments, but {what} is {prefix!r} "
+            f"(structure {optree.tree_structure(prefix, none_is_leaf=True, namespace=tree_util.NAMESPACE)}) "
+            f"and the arguments have structure {tree_util.structure(tree)} ({e})"
+        ) from None
+    leaves_with_none = optree.tree_leaves(tree, none_is_leaf=True, namespace=tree_util.NAMESPACE)
+    return [p for p, leaf in zip(full, leaves_with_none) if leaf is not None]
+
+
+def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None):
+    """Vectorizing map: ``fun`` applied along an axis of its arguments, batched.
+
+    >>> import fntorch as ft
+    >>> ft.vmap(lambda r: r.sum())(ft.ones((3, 4))).tolist()
+    [4.0, 4.0, 4.0]
+    """
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    name = getattr(fun, "__name__", "function")
+
+    @functools.wraps(fun)
+    def vmapped(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                f"vmap({name}): in_axes is a tuple of length {len(in_axes)} but the function "
+                f"got {len(args)} positional arguments; in_axes must match the arguments "
+                f"(in_axes structure {tree_util.structure(in_axes)}, arguments structure "
+                f"{tree_util.structure(args)})"
+            )
+        flat, in_tree = _flatten_args(args, f"vmap({name})")
+        axes = _broadcast_prefix(in_axes, args, "in_axes")
+        kw_flat, kw_tree = _flatten_args(kwargs, f"vmap({name})")
+        flat_all = flat + kw_flat
+        axes_all = list(axes) + [0] * len(kw_flat)
+        size = _batch_size(name, flat_all, axes_all, axis_size, len(flat))
+        trace = BatchTrace(current_trace(), size, "vmap")
+        ins = []
+        for x, ax in zip(flat_all, axes_all):
+            if ax is None:
+                ins.append(x)
+            else:
+                ins.append(BatchTracer(trace, x, ax % x.ndim))
+        try:
+            with set_current_trace(trace):
+                a = tree_util.unflatten(in_tree, ins[: len(flat)])
+                k = tree_util.unflatten(kw_tree, ins[len(flat):])
+                out = fun(*a, **k)
+            out_flat, out_tree = tree_util.flatten(out)
+            oaxes = _broadcast_prefix(out_axes, out, "out_axes")
+            res = [_out_value(trace, o, ax, size, name) for o, ax in zip(out_flat, oaxes)]
+        finally:
+            trace.dead = True
+        return tree_util.unflatten(out_tree, res)
+
+    return vmapped
+
+
+def _batch_size(name, flat, axes, axis_size, n_pos):
+    sizes = []
+    for i, (x, ax) in enumerate(zip(flat, axes)):
+        if ax is None:
+            continue
+        if not isinstance(ax, int):
+            raise ValueError(f"vmap({name}): in_axes entries must be int or None, got {ax!r}")
+        if not -x.ndim <= ax < x.ndim:
+            raise ValueError(
+                f"vmap({name}): in_axes={ax} is out of range for argument leaf {i} of rank "
+                f"{x.ndim} (shape {x.shape})"
+            )
+        sizes.append((i, x.shape[ax]))
+    if axis_size is not None:
+        sizes_set = {s for _, s in sizes} | {axis_size}
+    else:
+        sizes_set = {s for _, s in sizes}
+    if not sizes_set:
+        raise ValueError(
+            f"vmap({name}): no argument is mapped (all in_axes are None); pass axis_size="
+        )
+    if len(sizes_set) > 1:
+        listed = ", ".join(f"argument leaf {i} has size {s}" for i, s in sizes)
+        extra = f" and axis_size={axis_size}" if axis_size is not None else ""
+        raise ValueError(f"vmap({name}) got inconsistent sizes for the mapped axis: {listed}{extra}")
+    return sizes_set.pop()
+
+
+def _out_value(trace, o, ax, size, name):
+    from ..ops import lax
+
+    if isinstance(o, BatchTracer) and o._trace is trace:
+        if ax is None:
+            raise ValueError(
+                f"vmap({name}): out_axes is None for an output that is batched; "
+                "only outputs that do not depend on the mapped axis can have out_axes=None"
+            )
+        return moveaxis(o.val, o.bdim, ax % (o.val.ndim))
+    if isinstance(o, Tracer):
+        check_tracer(o, "vmap")
+    o = _as_tensor(o, "vmap")
+    if ax is None:
+        return o
+    shape = list(o.shape)
+    ax = ax % (o.ndim + 1)
+    shape.insert(ax, size)
+    dims = [d for d in range(o.ndim + 1) if d != ax]
+    return lax.broadcast_in_dim(o, tuple(shape), tuple(dims))
+
+
+# -------------------------------------------------------------------- make_graph
+
+
+def make_graph(fun: Callable, static_argnums=()):
+    """``fun`` staged out to an ``ft.fx.Graph`` at the example arguments' shapes and dtypes.
+
+    >>> import fntorch as ft
+    >>> print(ft.make_graph(lambda x: ft.exp(x) + 1.0)(ft.zeros(3)))
+    { lambda a:f32[3]. let
+        b:f32[3] = exp a
+        c:f32[3] = add b 1.0
+      in (c) }
+    """
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    def staged(*args):
+        nums = [i % len(args) for i in static]
+        dyn = [a for i, a in enumerate(args) if i not in nums]
+        flat, in_tree = _flatten_args(tuple(dyn), "make_graph")
+
+        def flat_fun(*xs):
+            it = iter(tree_util.unflatten(in_tree, list(xs)))
+            full = [args[i] if i in nums else next(it) for i in range(len(args))]
+            out = fun(*full)
+            leaves = [_as_tensor(o, "make_graph") for o in tree_util.leaves(out)]
+            return leaves, None
+
+        graph, _ = trace_to_graph(flat_fun, [get_aval(x) for x in flat])
+        return graph
+
+    return staged

@@ -1,0 +1,369 @@
+"""User-defined derivatives (custom_jvp, custom_vjp) and rematerialization (checkpoint).
+
+Each is a *custom call*: the traces see it through ``Trace.process_custom`` rather than as
+a primitive, because its rules are Python functions the user supplies. Eager evaluation
+and staging inline the plain function; the JVP trace applies the user's rule; the batch
+trace vmaps the function and the rules and hands the batched call to its parent.
+
+Reverse mode of custom_vjp and checkpoint goes through one linear primitive,
+``custom_lin``, staged into the linear graph with the user's backward function as a
+param; its transpose rule calls that function. So ``vjp = linearize + transpose`` holds
+for them too, and checkpoint recomputes its forward pass inside the backward pass.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .. import tree as tree_util
+from ..devices import cpu_impls
+from ..fx.core import Primitive, ShapedArray, abstract_eval_rules, current_trace
+from . import ad
+from .ad import Zero, instantiate, jvp_rules, transpose_rules
+from .batching import batch_rules
+
+
+def _to_tensors(xs, where):
+    from .api import _as_tensor
+
+    return [_as_tensor(x, where) for x in xs]
+
+
+class _Call:
+    """A custom call over flat tensors. ``fun(flat) -> flat``; ``out_tree`` is recorded
+    on first run (shared by batched copies through ``box``)."""
+
+    kind = "custom"
+
+    def __init__(self, fun_flat, box):
+        self.fun_flat = fun_flat
+        self.box = box
+
+    def inline(self, *args):
+        return self.fun_flat(list(args))
+
+    def bind_with(self, vals):
+        return current_trace().process_custom(self.kind, self, list(vals))
+
+
+# ------------------------------------------------------------------------ custom_jvp
+
+
+class _JVPCall(_Call):
+    kind = "custom_jvp"
+
+    def __init__(self, fun_flat, rule_flat, box):
+        super().__init__(fun_flat, box)
+        self.rule_flat = rule_flat
+
+    def jvp(self, primals, tangents):
+        return self.rule_flat(primals, [instantiate(t) for t in tangents])
+
+    def batched(self, axis_size, dims):
+        from .api import vmap
+
+        fun = vmap(self.fun_flat, in_axes=(list(dims),), axis_size=axis_size)
+        rule = vmap(self.rule_flat, in_axes=(list(dims), list(dims)), axis_size=axis_size)
+        return _JVPCall(fun, rule, self.box)
+
+
+class custom_jvp:
+    """A function with a user-defined forward derivative (JAX's decorator API).
+
+    >>> import fntorch as ft
+    >>> @ft.custom_jvp
+    ... def f(x):
+    ...     return ft.sin(x)
+    >>> @f.defjvp
+    ... def f_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     return f(x), 2.0 * t
+    >>> float(ft.grad(f)(1.0))
+    2.0
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp_rule = None
+
+    def defjvp(self, rule):
+        self.jvp_rule = rule
+        return rule
+
+    def __call__(self, *args):
+        if self.jvp_rule is None:
+            raise AttributeError(
+                f"custom_jvp function {self.__name__} has no JVP rule: define one with @f.defjvp"
+            )
+        static = [args[i] for i in self.nondiff_argnums]
+        dyn = [a for i, a in enumerate(args) if i not in self.nondiff_argnums]
+        flat, in_tree = tree_util.flatten(tuple(dyn))
+        flat = _to_tensors(flat, self.__name__)
+        box = {}
+
+        def merge(dyn_args):
+            out = list(dyn_args)
+            for i, s in zip(self.nondiff_argnums, static):
+                out.insert(i, s)
+            return out
+
+        def fun_flat(xs):
+            out = self.fun(*merge(tree_util.unflatten(in_tree, xs)))
+            leaves, box["out_tree"] = tree_util.flatten(out)
+            return _to_tensors(leaves, self.__name__)
+
+        def rule_flat(primals, tangents):
+            ps = tree_util.unflatten(in_tree, primals)
+            ts = tree_util.unflatten(in_tree, tangents)
+            out, tout = self.jvp_rule(*static, tuple(ps), tuple(ts)) if static else self.jvp_rule(
+                tuple(ps), tuple(ts)
+            )
+            leaves, box["out_tree"] = tree_util.flatten(out)
+            tleaves, ttree = tree_util.flatten(tout)
+            if ttree != box["out_tree"]:
+                raise TypeError(
+                    f"custom_jvp rule of {self.__name__}: the tangent output has structure {ttree} "
+                    f"but the primal output has structure {box['out_tree']}"
+                )
+            return _to_tensors(leaves, self.__name__), _to_tensors(tleaves, self.__name__)
+
+        outs = current_trace().process_custom("custom_jvp", _JVPCall(fun_flat, rule_flat, box), flat)
+        return tree_util.unflatten(box["out_tree"], outs)
+
+
+# ------------------------------------------------------------------------ custom_vjp
+
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+
+def _custom_lin_abstract(*tangents, out_avals, bwd, jvp_fallback):
+    return list(out_avals)
+
+
+abstract_eval_rules[custom_lin_p] = _custom_lin_abstract
+
+
+def _custom_lin_forward(*tangents, out_avals, bwd, jvp_fallback):
+    # Reached only when tangents are concrete: forward mode proper, not linearization.
+    if jvp_fallback is None:
+        raise TypeError(
+            "can't apply forward-mode autodiff (jvp) to a custom_vjp function; "
+            "use ft.vjp/ft.grad, or define the derivative with ft.custom_jvp"
+        )
+    from ..fx.core import Tensor
+
+    return [o._value if isinstance(o, Tensor) else o for o in jvp_fallback(list(tangents))]
+
+
+cpu_impls[custom_lin_p] = _custom_lin_forward
+
+
+def _custom_lin_jvp(primals, tangents, *, out_avals, bwd, jvp_fallback):
+    out = custom_lin_p.bind(*primals, out_avals=out_avals, bwd=bwd, jvp_fallback=jvp_fallback)
+    tout = custom_lin_p.bind(
+        *map(instantiate, tangents), out_avals=out_avals, bwd=bwd, jvp_fallback=jvp_fallback
+    )
+    return out, tout
+
+
+jvp_rules[custom_lin_p] = _custom_lin_jvp
+
+
+def _custom_lin_transpose(cts, *args, out_avals, bwd, jvp_fallback):
+    cts = [instantiate(c) if type(c) is Zero else c for c in cts]
+    return bwd(cts)
+
+
+transpose_rules[custom_lin_p] = _custom_lin_transpose
+
+
+def _custom_lin_batch(axis_size, args, dims, *, out_avals, bwd, jvp_fallback):
+    if jvp_fallback is None:
+        _custom_lin_forward(out_avals=out_avals, bwd=bwd, jvp_fallback=None)
+    from .api import vmap
+
+    outs = vmap(jvp_fallback, in_axes=(list(dims),), axis_size=axis_size)(list(args))
+    return outs, [0] * len(outs)
+
+
+batch_rules[custom_lin_p] = _custom_lin_batch
+
+
+class _VJPCall(_Call):
+    kind = "custom_vjp"
+
+    def __init__(self, fun_flat, fwd_flat, bwd_flat, box, jvp_fallback=None):
+        super().__init__(fun_flat, box)
+        self.fwd_flat = fwd_flat
+        self.bwd_flat = bwd_flat
+        self.jvp_fallback = jvp_fallback
+
+    def jvp(self, primals, tangents):
+        outs, res = self.fwd_flat(primals)
+        out_avals = tuple(ad.tangent_aval(ShapedArray(o.shape, o.dtype)) for o in outs)
+        fallback = None
+        if self.jvp_fallback is not None:
+            fallback = functools.partial(self.jvp_fallback, primals)
+        touts = custom_lin_p.bind(
+            *[instantiate(t) for t in tangents],
+            out_avals=out_avals,
+            bwd=functools.partial(self.bwd_flat, res),
+            jvp_fallback=fallback,
+        )
+        return outs, touts
+
+    def batched(self, axis_size, dims):
+        from .api import vmap
+
+        dims = list(dims)
+        fun = vmap(self.fun_flat, in_axes=(dims,), axis_size=axis_size)
+        fwd = vmap(self.fwd_flat, in_axes=(dims,), axis_size=axis_size)
+
+        def bwd(res, cts):
+            from ..ops import lax
+
+            outs = vmap(self.bwd_flat, axis_size=axis_size)(res, cts)
+            # Inputs that were not batched get the sum of their per-example cotangents.
+            return [o if d is not None else lax.reduce_sum(o, (0,)) for o, d in zip(outs, dims)]
+
+        fallback = None
+        if self.jvp_fallback is not None:
+            fallback = vmap(self.jvp_fallback, in_axes=(dims, dims), axis_size=axis_size)
+        return _VJPCall(fun, fwd, bwd, self.box, fallback)
+
+
+class custom_vjp:
+    """A function with a user-defined reverse derivative (JAX's decorator API).
+
+    ``fwd(*args) -> (out, residuals)``; ``bwd(residuals, ct) -> tuple of cotangents``,
+    one per argument.
+
+    >>> import fntorch as ft
+    >>> @ft.custom_vjp
+    ... def clip_grad(x):
+    ...     return x
+    >>> clip_grad.defvjp(lambda x: (x, None), lambda res, g: (ft.clip(g, -1.0, 1.0),))
+    >>> float(ft.grad(lambda x: 5.0 * clip_grad(x))(2.0))
+    1.0
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args):
+        if self.fwd is None:
+            raise AttributeError(
+                f"custom_vjp function {self.__name__} has no VJP rule: define one with f.defvjp(fwd, bwd)"
+            )
+        static = [args[i] for i in self.nondiff_argnums]
+        dyn = [a for i, a in enumerate(args) if i not in self.nondiff_argnums]
+        flat, in_tree = tree_util.flatten(tuple(dyn))
+        flat = _to_tensors(flat, self.__name__)
+        box = {}
+        name = self.__name__
+
+        def merge(dyn_args):
+            out = list(dyn_args)
+            for i, s in zip(self.nondiff_argnums, static):
+                out.insert(i, s)
+            return out
+
+        def fun_flat(xs):
+            out = self.fun(*merge(tree_util.unflatten(in_tree, xs)))
+            leaves, box["out_tree"] = tree_util.flatten(out)
+            return _to_tensors(leaves, name)
+
+        def fwd_flat(xs):
+            res = self.fwd(*merge(tree_util.unflatten(in_tree, xs)))
+            if not (isinstance(res, tuple) and len(res) == 2):
+                raise TypeError(f"custom_vjp fwd of {name} must return (output, residuals)")
+            out, residuals = res
+            leaves, box["out_tree"] = tree_util.flatten(out)
+            return _to_tensors(leaves, name), residuals
+
+        def bwd_flat(residuals, cts):
+            ct_tree = tree_util.unflatten(box["out_tree"], cts)
+            args = (*static, residuals, ct_tree) if static else (residuals, ct_tree)
+            got = self.bwd(*args)
+            if not isinstance(got, (tuple, list)) or len(got) != len(dyn):
+                raise TypeError(
+                    f"custom_vjp bwd of {name} must return a tuple with one cotangent per "
+                    f"differentiable argument ({len(dyn)}), got {type(got).__name__}"
+                    + (f" of length {len(got)}" if isinstance(got, (tuple, list)) else "")
+                )
+            return _flatten_cts(tuple(got), in_tree, flat, name)
+
+        call = _VJPCall(fun_flat, fwd_flat, bwd_flat, box)
+        outs = current_trace().process_custom("custom_vjp", call, flat)
+        return tree_util.unflatten(box["out_tree"], outs)
+
+
+def _flatten_cts(got, in_tree, primals, name):
+    leaves = []
+    for g, sub in zip(got, in_tree.children()):
+        if g is None:
+            leaves.extend([None] * sub.num_leaves)
+        else:
+            gl, gt = tree_util.flatten(g)
+            if gt != sub:
+                raise TypeError(
+                    f"custom_vjp bwd of {name}: a cotangent has structure {gt}, expected {sub}"
+                )
+            leaves.extend(gl)
+    out = []
+    for c, p in zip(leaves, primals):
+        out.append(Zero.like(p) if c is None else _to_tensors([c], name)[0])
+    return out
+
+
+# ------------------------------------------------------------------------ checkpoint
+
+
+def checkpoint(fun):
+    """Rematerialization: ``fun``'s intermediates are not kept for the backward pass but
+    recomputed there, trading compute for memory.
+
+    >>> import fntorch as ft
+    >>> f = ft.checkpoint(lambda x: ft.sin(ft.sin(x)))
+    >>> round(float(ft.grad(f)(1.0)), 4)
+    0.3600
+    """
+
+    @functools.wraps(fun)
+    def wrapped(*args):
+        from .api import jvp, vjp
+
+        flat, in_tree = tree_util.flatten(args)
+        flat = _to_tensors(flat, "checkpoint")
+        box = {}
+
+        def fun_flat(xs):
+            out = fun(*tree_util.unflatten(in_tree, xs))
+            leaves, box["out_tree"] = tree_util.flatten(out)
+            return _to_tensors(leaves, "checkpoint")
+
+        def fwd_flat(xs):
+            # Only the inputs are residuals: the backward pass recomputes the rest.
+            return fun_flat(xs), list(xs)
+
+        def bwd_flat(res, cts):
+            _, pullback = vjp(fun_flat, res)
+            return [Zero.like(r) if c is None else c for r, c in zip(res, pullback(cts)[0])]
+
+        def fallback(primals, tangents):
+            return jvp(fun_flat, (primals,), (tangents,))[1]
+
+        call = _VJPCall(fun_flat, fwd_flat, bwd_flat, box, jvp_fallback=fallback)
+        call.kind = "checkpoint"
+        outs = current_trace().process_custom("checkpoint", call, flat)
+        return tree_util.unflatten(box["out_tree"], outs)
+
+    return wrapped

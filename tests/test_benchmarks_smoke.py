@@ -1,0 +1,43 @@
+"""The benchmark harness runs W1 and W7 end to end on fntorch (numbers, not speed)."""
+
+import math
+
+import numpy as np
+
+from benchmarks import _harness as h
+
+TINY = h.Settings(min_runs=2, min_time=0.0, warmup=0)
+
+
+def _run(workload_id, frameworks):
+    workload = h.all_workloads()[workload_id]
+    results = {r.base: r for r in h.run_workload(workload, frameworks, TINY)}
+    for r in results.values():
+        assert not r.error, r.error
+        assert len(r.times) >= 2 and all(math.isfinite(t) and t > 0 for t in r.times)
+        assert all(np.isfinite(a).all() for a in r.output)
+    return results
+
+
+def test_w1_fntorch_matches_numpy():
+    results = _run("W1", ("fntorch", "numpy"))
+    (ours,), (ref,) = results["fntorch"].output, results["numpy"].output
+    assert ours.shape == ref.shape == (16,)
+    np.testing.assert_allclose(ours, ref, rtol=1e-5)
+    assert "MISMATCH" not in results["fntorch"].note
+
+
+def test_w7_fntorch_hessian_matches_closed_form():
+    results = _run("W7", ("fntorch", "numpy"))
+    (ours,), (ref,) = results["fntorch"].output, results["numpy"].output
+    assert ours.shape == ref.shape == (100, 100)
+    np.testing.assert_allclose(ours, ref, rtol=1e-3, atol=1e-4)
+
+
+def test_registry_lists_every_benchmark_workload():
+    ids = set(h.all_workloads())
+    assert {f"W{i}" for i in range(1, 11)} <= ids
+    pending = {w.id for w in h.all_workloads().values() if w.pending}
+    assert pending == {"W2", "W3", "W4", "W5", "W8", "W10"}
+    for w in h.all_workloads().values():
+        assert bool(w.pending) != bool(w.impls), w.id  # a row measures something or says why not

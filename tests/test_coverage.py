@@ -1,0 +1,66 @@
+"""Every primitive has an entry in every rule table, and a test case."""
+
+import fntorch  # noqa: F401  (registers every rule)
+from fntorch.devices import cpu_impls
+from fntorch.fx.core import Primitive, abstract_eval_rules
+from fntorch.transforms import custom
+from fntorch.transforms.ad import jvp_rules, transpose_rules
+from fntorch.transforms.batching import batch_rules
+from tests.cases import all_cases
+
+# Primitives linear in (some of) their operands: they appear in linear graphs, so
+# they need transpose rules.
+LINEAR = {
+    "neg", "add", "sub", "mul", "div", "select_n", "convert_element_type", "broadcast_in_dim",
+    "reshape", "transpose", "squeeze", "expand_dims", "rev", "slice", "dynamic_slice",
+    "dynamic_update_slice", "concatenate", "pad", "copy", "reduce_sum", "cumsum", "gather",
+    "scatter", "scatter_add", "dot_general", "conv_general_dilated", "reduce_window_sum",
+    "custom_lin",
+}  # fmt: skip
+
+
+def all_primitives():
+    from fntorch.ops import (
+        _prims_elementwise,
+        _prims_indexing,
+        _prims_linalg,
+        _prims_reduce,
+        _prims_structural,
+    )
+
+    prims = {}
+    for m in (_prims_elementwise, _prims_structural, _prims_indexing, _prims_reduce,
+              _prims_linalg, custom):
+        for v in vars(m).values():
+            if isinstance(v, Primitive):
+                prims[v.name] = v
+    return prims
+
+
+TABLES = {
+    "abstract_eval": abstract_eval_rules,
+    "cpu impl": cpu_impls,
+    "jvp": jvp_rules,
+    "batch": batch_rules,
+}
+
+
+def test_every_primitive_has_every_rule():
+    gaps = []
+    for name, p in sorted(all_primitives().items()):
+        for table_name, table in TABLES.items():
+            if p not in table:
+                gaps.append(f"{name}: {table_name}")
+        if name in LINEAR and p not in transpose_rules:
+            gaps.append(f"{name}: transpose")
+    assert not gaps, "missing rules:\n" + "\n".join(gaps)
+
+
+def test_linear_set_names_real_primitives():
+    assert LINEAR <= set(all_primitives())
+
+
+def test_every_primitive_has_a_test_case():
+    covered = {c.prim.name for c in all_cases()}
+    missing = sorted(set(all_primitives()) - covered - {"custom_lin"})
+    assert not missing, f"primitives without a Case in tests/cases: {missing}"

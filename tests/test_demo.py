@@ -1,0 +1,28 @@
+"""``python -m fntorch.demo`` runs, trains, and says so."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_demo_trains_and_reports_accuracy():
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "-m", "fntorch.demo"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    losses = [float(v) for v in re.findall(r"^step\s+\d+\s+loss (\S+)$", out, re.M)]
+    assert len(losses) >= 3, out
+    assert losses[-1] < 0.5 * losses[0], losses
+    accuracy = float(re.search(r"final accuracy: (\S+)", out).group(1))
+    assert accuracy > 0.9, out
+    for heading in ("== tensors", "== graphs", "== training", "== per-example gradients"):
+        assert heading in out
+    assert "lambda" in out  # a make_graph printout
+    error_line = re.search(r"^x\[0\] = 10.0 raises TypeError: (.*)$", out, re.M)
+    assert error_line and ".at[" in error_line.group(1), out  # the error names the fix
+    assert "shape (256,)" in out  # one gradient norm per example
