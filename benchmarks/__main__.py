@@ -34,10 +34,16 @@ def _parse(argv):
     p.add_argument("--quick", action="store_true", help="short runs (5 calls / 0.25 s each)")
     p.add_argument("--only", default="", help="comma-separated workload ids, e.g. W1,W9")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    p.add_argument("--frameworks", default=",".join(h.FRAMEWORKS),
-                   help=f"comma-separated subset of {','.join(h.FRAMEWORKS)}")
-    p.add_argument("--no-malloc-env", action="store_true",
-                   help="do not re-run under the single-arena malloc settings")
+    p.add_argument(
+        "--frameworks",
+        default=",".join(h.FRAMEWORKS),
+        help=f"comma-separated subset of {','.join(h.FRAMEWORKS)}",
+    )
+    p.add_argument(
+        "--no-malloc-env",
+        action="store_true",
+        help="do not re-run under the single-arena malloc settings",
+    )
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # JSON to stdout
     return p.parse_args(argv)
 
@@ -57,8 +63,13 @@ def _select(only: str) -> list[h.Workload]:
 def _versions(frameworks) -> str:
     import importlib.metadata as md
 
-    names = {"fntorch": "fntorch", "numpy": "numpy", "torch": "torch", "jax": "jax",
-             "autograd": "autograd"}
+    names = {
+        "fntorch": "fntorch",
+        "numpy": "numpy",
+        "torch": "torch",
+        "jax": "jax",
+        "autograd": "autograd",
+    }
     parts = [f"python {platform.python_version()}"]
     for f in frameworks:
         if h.available(f):
@@ -72,14 +83,21 @@ def _versions(frameworks) -> str:
 
 
 def _run_child(argv_workloads: str, frameworks: str, quick: bool) -> list[h.Result]:
-    cmd = [sys.executable, "-m", "benchmarks", "--child", "--only", argv_workloads,
-           "--frameworks", frameworks] + (["--quick"] if quick else [])
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks",
+        "--child",
+        "--only",
+        argv_workloads,
+        "--frameworks",
+        frameworks,
+    ] + (["--quick"] if quick else [])
     env = {**os.environ, **h.MALLOC_ENV}
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     proc = subprocess.run(cmd, env=env, cwd=root, capture_output=True, text=True)
     if proc.returncode != 0:
-        print(f"malloc-env run failed ({proc.returncode}):\n{proc.stderr[-2000:]}",
-              file=sys.stderr)
+        print(f"malloc-env run failed ({proc.returncode}):\n{proc.stderr[-2000:]}", file=sys.stderr)
         return []
     return _report.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -114,22 +132,31 @@ def main(argv=None) -> int:
     references = [f for f in frameworks if f != "fntorch" and h.available(f)]
     measured = [w.id for w in chosen if not w.pending]
     if not args.no_malloc_env and references and measured:
-        print("re-running under the single-arena malloc settings ...", file=sys.stderr,
-              flush=True)
+        print("re-running under the single-arena malloc settings ...", file=sys.stderr, flush=True)
         for r in _run_child(",".join(measured), ",".join(frameworks), args.quick):
             results[r.workload].append(r)
 
     table = [row for w in chosen for row in _report.rows(w, results.get(w.id, []))]
-    print(_versions(frameworks) + f"; {os.cpu_count()} CPUs; "
-          + ("quick" if args.quick else "full") + " run")
+    print(
+        _versions(frameworks)
+        + f"; {os.cpu_count()} CPUs; "
+        + ("quick" if args.quick else "full")
+        + " run"
+    )
     print(_report.format_table(table))
     print()
-    print("median/min/max: ms per call (W1: microseconds per elementwise op). "
-          "faults/call: minor page faults (getrusage) per call.")
-    print("ratio = that row's median / fntorch's median measured in the same process "
-          "(above 1: fntorch is faster).")
-    print(f"[malloc env]: measured in a subprocess under "
-          f"{' '.join(f'{k}={v}' for k, v in h.MALLOC_ENV.items())}.")
+    print(
+        "median/min/max: ms per call (W1: microseconds per elementwise op). "
+        "faults/call: minor page faults (getrusage) per call."
+    )
+    print(
+        "ratio = that row's median / fntorch's median measured in the same process "
+        "(above 1: fntorch is faster)."
+    )
+    print(
+        f"[malloc env]: measured in a subprocess under "
+        f"{' '.join(f'{k}={v}' for k, v in h.MALLOC_ENV.items())}."
+    )
     print("Machines are noisy: compare ratios within one run, not times across runs.")
     return 0
 

@@ -37,8 +37,13 @@ except ImportError:  # pragma: no cover - not on POSIX
 FRAMEWORKS = ("fntorch", "numpy", "torch", "jax", "autograd")
 REFERENCES = FRAMEWORKS[1:]
 # Which importable module a framework needs (HIPS autograd installs as `autograd`).
-_MODULE = {"fntorch": "fntorch", "numpy": "numpy", "torch": "torch", "jax": "jax",
-           "autograd": "autograd"}
+_MODULE = {
+    "fntorch": "fntorch",
+    "numpy": "numpy",
+    "torch": "torch",
+    "jax": "jax",
+    "autograd": "autograd",
+}
 
 # The allocator setting that BENCHMARKS.md asks the references to be run under as well.
 MALLOC_ENV = {
@@ -133,16 +138,18 @@ def all_workloads() -> dict[str, Workload]:
 @dataclass(frozen=True)
 class Settings:
     """How long to measure: at least ``min_runs`` calls *and* ``min_time`` seconds of
-    calls per implementation (capped at ``max_runs``), after ``warmup`` calls."""
+    calls per implementation, after ``warmup`` calls; no more than ``max_runs`` calls,
+    and past ``max_time`` seconds of a workload only ``min_runs``."""
 
     min_runs: int = 20
     min_time: float = 2.0
     max_runs: int = 2000
+    max_time: float = 60.0
     warmup: int = 2
     device: str = "cpu"
 
 
-QUICK = Settings(min_runs=5, min_time=0.25, max_runs=200, warmup=1)
+QUICK = Settings(min_runs=5, min_time=0.25, max_runs=200, max_time=10.0, warmup=1)
 
 
 @dataclass
@@ -202,13 +209,16 @@ def to_numpy(out: Any) -> list[np.ndarray]:
     return [np.asarray(out, dtype=np.float64)]
 
 
-def _timed_call(framework: str, thunk) -> tuple[float, int, Any]:
+def _timed_call(framework: str, thunk, keep: bool = False) -> tuple[float, int, Any]:
+    """Seconds and minor page faults of one blocked call; the result only if ``keep``
+    (otherwise it is freed before the next call, as in a loop that drops it)."""
     f0 = _minflt()
     t0 = time.perf_counter()
     out = thunk()
     block(framework, out)
     t1 = time.perf_counter()
-    return t1 - t0, _minflt() - f0, out
+    faults = _minflt() - f0
+    return t1 - t0, faults, (out if keep else None)
 
 
 def run_workload(
@@ -233,10 +243,11 @@ def run_workload(
         results.append(res)
         try:
             thunk = impl.build(inputs)
-            res.first_call, _, out = _timed_call(impl.framework, thunk)
+            res.first_call, _, out = _timed_call(impl.framework, thunk, keep=True)
             for _ in range(settings.warmup):
                 _timed_call(impl.framework, thunk)
             res.output = to_numpy(out)
+            del out
         except Exception as e:  # one framework failing must not hide the others
             res.error = f"{type(e).__name__}: {e}".splitlines()[0][:120]
             continue
@@ -253,11 +264,11 @@ def run_workload(
             res.faults.append(faults)
             n = len(res.times)
             spent = sum(res.times)
-            done = n >= settings.max_runs or (
-                n >= settings.min_runs and spent >= settings.min_time
-            )
-            # A slow implementation stops at min_runs once the round has taken long enough.
-            if done or (n >= settings.min_runs and time.perf_counter() - started > 30):
+            done = n >= settings.max_runs or (n >= settings.min_runs and spent >= settings.min_time)
+            # A slow implementation stops at min_runs once the workload has run max_time.
+            if done or (
+                n >= settings.min_runs and time.perf_counter() - started > settings.max_time
+            ):
                 live.remove(entry)
 
     _check_outputs(workload, results)
@@ -279,8 +290,12 @@ def _check_outputs(workload: Workload, results: list[Result]) -> None:
         ):
             res.note = f"MISMATCH: output structure differs from {ref.framework}"
             continue
-        err = max((float(np.max(np.abs(a - b), initial=0)) for a, b in
-                   zip(res.output, ref.output)), default=0.0)
-        if not all(np.allclose(a, b, rtol=workload.rtol, atol=workload.atol)
-                   for a, b in zip(res.output, ref.output)):
+        err = max(
+            (float(np.max(np.abs(a - b), initial=0)) for a, b in zip(res.output, ref.output)),
+            default=0.0,
+        )
+        if not all(
+            np.allclose(a, b, rtol=workload.rtol, atol=workload.atol)
+            for a, b in zip(res.output, ref.output)
+        ):
             res.note = f"MISMATCH vs {ref.framework}: max |diff| {err:.3g}"

@@ -9,8 +9,7 @@ from ._harness import Result, Workload
 
 MALLOC_MARK = " [malloc env]"
 
-HEADER = ("workload", "framework", "median", "min", "max", "unit", "faults/call", "ratio",
-          "note")
+HEADER = ("workload", "framework", "median", "min", "max", "unit", "faults/call", "ratio", "note")
 
 
 def _scale(workload: Workload, seconds: float) -> float:
@@ -39,8 +38,7 @@ def _baseline(result: Result, group: list[Result]) -> Result | None:
 def rows(workload: Workload, results: list[Result]) -> list[tuple[str, ...]]:
     """Table rows for one workload: each result, plus a first-call row for jit variants."""
     if workload.pending:
-        return [(workload.id, "-", "-", "-", "-", "-", "-", "-",
-                 f"not yet available: {workload.pending}")]
+        return [(workload.id, *["-"] * 7, f"not yet available: {workload.pending}")]
     out = []
     for res in results:
         name = res.framework + (MALLOC_MARK if res.malloc_env else "")
@@ -50,19 +48,33 @@ def rows(workload: Workload, results: list[Result]) -> list[tuple[str, ...]]:
         group = [r for r in results if r.malloc_env == res.malloc_env]
         base = _baseline(res, group)
         ratio = "-" if base is None or base is res else f"{res.median / base.median:.2f}"
-        out.append((
-            workload.id, name,
-            _fmt(_scale(workload, res.median)),
-            _fmt(_scale(workload, min(res.times))),
-            _fmt(_scale(workload, max(res.times))),
-            workload.unit,
-            f"{res.faults_per_call:.1f}",
-            ratio,
-            res.note,
-        ))
+        out.append(
+            (
+                workload.id,
+                name,
+                _fmt(_scale(workload, res.median)),
+                _fmt(_scale(workload, min(res.times))),
+                _fmt(_scale(workload, max(res.times))),
+                workload.unit,
+                f"{res.faults_per_call:.1f}",
+                ratio,
+                res.note,
+            )
+        )
         if res.mode == "jit":
-            out.append((workload.id, name + " first call", _fmt(res.first_call * 1e3),
-                        "-", "-", "ms", "-", "-", "trace + compile + one call"))
+            out.append(
+                (
+                    workload.id,
+                    name + " first call",
+                    _fmt(res.first_call * 1e3),
+                    "-",
+                    "-",
+                    "ms",
+                    "-",
+                    "-",
+                    "trace + compile + one call",
+                )
+            )
     return out
 
 
@@ -71,16 +83,26 @@ def format_table(table: list[tuple[str, ...]]) -> str:
     numeric = {2, 3, 4, 6, 7}
 
     def line(r):
-        cells = [c.rjust(w) if i in numeric else c.ljust(w)
-                 for i, (c, w) in enumerate(zip(r, widths))]
+        cells = [
+            c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))
+        ]
         return " | ".join(cells).rstrip()
 
     sep = "-+-".join("-" * w for w in widths)
     return "\n".join([line(HEADER), sep, *(line(r) for r in table)])
 
 
-_FIELDS = ("workload", "framework", "base", "mode", "times", "faults", "first_call", "note",
-           "error")
+_FIELDS = (
+    "workload",
+    "framework",
+    "base",
+    "mode",
+    "times",
+    "faults",
+    "first_call",
+    "note",
+    "error",
+)
 
 
 def dumps(results: list[Result]) -> str:

@@ -119,20 +119,27 @@ def train(steps: int = 100, lr: float = 0.5):
         if step % 20 == 0:
             print(f"step {step:3d}  loss {float(loss):.4f}")
     elapsed = time.perf_counter() - start
-    print(f"final accuracy: {accuracy(params, x, y):.3f}  ({steps + 1} eager steps in "
-          f"{elapsed:.2f} s)")
+    print(
+        f"final accuracy: {accuracy(params, x, y):.3f}  ({steps + 1} eager steps in "
+        f"{elapsed:.2f} s)"
+    )
 
     section("per-example gradients: ft.vmap(ft.grad(loss), in_axes=(None, 0, 0))")
     per_example = ft.vmap(ft.grad(example_loss), in_axes=(None, 0, 0))(params, x, y)
-    squares = sum(ft.sum(ft.reshape(g, (x.shape[0], -1)) ** 2, axis=1)
-                  for g in ft.tree.leaves(per_example))
+    squares = sum(
+        ft.sum(ft.reshape(g, (x.shape[0], -1)) ** 2, axis=1) for g in ft.tree.leaves(per_example)
+    )
     norms = np.asarray(ft.sqrt(squares))
-    print(f"gradient norm per example: shape {norms.shape}, median {np.median(norms):.4f}, "
-          f"max {norms.max():.4f}")
+    print(
+        f"gradient norm per example: shape {norms.shape}, median {np.median(norms):.4f}, "
+        f"max {norms.max():.4f}"
+    )
     right = np.asarray(ft.argmax(predict(params, x), axis=-1)) == y_np
-    print(f"median norm: {np.median(norms[right]):.4f} on the {right.sum()} examples the model "
-          f"gets right, {np.median(norms[~right]) if (~right).any() else 0:.4f} on the "
-          f"{(~right).sum()} it gets wrong")
+    print(
+        f"median norm: {np.median(norms[right]):.4f} on the {right.sum()} examples the model "
+        f"gets right, {np.median(norms[~right]) if (~right).any() else 0:.4f} on the "
+        f"{(~right).sum()} it gets wrong"
+    )
     return params
 
 

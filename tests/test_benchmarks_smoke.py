@@ -41,3 +41,25 @@ def test_registry_lists_every_benchmark_workload():
     assert pending == {"W2", "W3", "W4", "W5", "W8", "W10"}
     for w in h.all_workloads().values():
         assert bool(w.pending) != bool(w.impls), w.id  # a row measures something or says why not
+
+
+def _toy(fntorch_result):
+    import fntorch as ft
+
+    w = h.Workload("W99", "toy", make_inputs=lambda: {"x": np.arange(3, dtype=np.float32)})
+    w.impl("numpy")(lambda inputs: lambda: inputs["x"] * 2)
+    w.impl("fntorch", mode="jit")(lambda inputs: lambda: ft.asarray(fntorch_result))
+    return w
+
+
+def test_a_wrong_result_is_flagged_and_jit_gets_a_first_call_row():
+    from benchmarks import _report
+
+    wrong = _toy([0.0, 2.0, 5.0])
+    results = h.run_workload(wrong, ("fntorch", "numpy"), TINY)
+    assert "MISMATCH" in next(r for r in results if r.base == "fntorch").note
+    right = _toy([0.0, 2.0, 4.0])
+    results = h.run_workload(right, ("fntorch", "numpy"), TINY)
+    assert all("MISMATCH" not in r.note for r in results)
+    names = [row[1] for row in _report.rows(right, results)]
+    assert names == ["numpy", "fntorch", "fntorch first call"]

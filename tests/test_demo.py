@@ -11,8 +11,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_demo_trains_and_reports_accuracy():
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, "-m", "fntorch.demo"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fntorch.demo"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     losses = [float(v) for v in re.findall(r"^step\s+\d+\s+loss (\S+)$", out, re.M)]

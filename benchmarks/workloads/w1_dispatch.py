@@ -16,10 +16,17 @@ def make_inputs() -> dict:
     return {"x": rng.standard_normal(16).astype(np.float32)}
 
 
-W1 = register(Workload(
-    "W1", "eager dispatch, (16,) float32, x = x * 1.0001 + 0.5 x1000",
-    make_inputs=make_inputs, unit="us/op", ops_per_call=2 * STEPS, rtol=1e-5, atol=1e-4,
-))
+W1 = register(
+    Workload(
+        "W1",
+        "eager dispatch, (16,) float32, x = x * 1.0001 + 0.5 x1000",
+        make_inputs=make_inputs,
+        unit="us/op",
+        ops_per_call=2 * STEPS,
+        rtol=1e-5,
+        atol=1e-4,
+    )
+)
 
 
 def _loop(x0):

@@ -30,10 +30,15 @@ def make_inputs() -> dict:
     }
 
 
-W6 = register(Workload(
-    "W6", "per-example grads, MLP 784-128-10, batch 64, vmap(grad), no jit",
-    make_inputs=make_inputs, rtol=1e-3, atol=1e-5,
-))
+W6 = register(
+    Workload(
+        "W6",
+        "per-example grads, MLP 784-128-10, batch 64, vmap(grad), no jit",
+        make_inputs=make_inputs,
+        rtol=1e-3,
+        atol=1e-5,
+    )
+)
 
 
 @W6.impl("fntorch", label="no jit")
@@ -63,8 +68,12 @@ def _numpy(inputs):
         dlogits = z / z.sum(axis=1, keepdims=True)
         dlogits[np.arange(BATCH), y] -= 1
         dz1 = (dlogits @ p["w2"]) * (1 - h * h)
-        return {"w1": dz1[:, :, None] * x[:, None, :], "b1": dz1,
-                "w2": dlogits[:, :, None] * h[:, None, :], "b2": dlogits}
+        return {
+            "w1": dz1[:, :, None] * x[:, None, :],
+            "b1": dz1,
+            "w2": dlogits[:, :, None] * h[:, None, :],
+            "b2": dlogits,
+        }
 
     return run
 

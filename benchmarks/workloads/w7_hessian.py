@@ -15,14 +15,21 @@ N = 100
 
 def make_inputs() -> dict:
     rng = np.random.default_rng(7)
-    return {"w": (rng.standard_normal((N, N)) / np.sqrt(N)).astype(np.float32),
-            "x": rng.standard_normal(N).astype(np.float32)}
+    return {
+        "w": (rng.standard_normal((N, N)) / np.sqrt(N)).astype(np.float32),
+        "x": rng.standard_normal(N).astype(np.float32),
+    }
 
 
-W7 = register(Workload(
-    "W7", "Hessian of sum(tanh(W @ x)**2), n=100, no jit", make_inputs=make_inputs,
-    rtol=1e-3, atol=1e-4,
-))
+W7 = register(
+    Workload(
+        "W7",
+        "Hessian of sum(tanh(W @ x)**2), n=100, no jit",
+        make_inputs=make_inputs,
+        rtol=1e-3,
+        atol=1e-4,
+    )
+)
 
 
 @W7.impl("fntorch", label="no jit")

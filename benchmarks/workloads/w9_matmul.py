@@ -15,14 +15,22 @@ COPY_BYTES = 64 * 2**20
 
 def make_inputs() -> dict:
     rng = np.random.default_rng(9)
-    return {"a": rng.standard_normal((N, N), dtype=np.float32),
-            "b": rng.standard_normal((N, N), dtype=np.float32)}
+    return {
+        "a": rng.standard_normal((N, N), dtype=np.float32),
+        "b": rng.standard_normal((N, N), dtype=np.float32),
+    }
 
 
-W9 = register(Workload(
-    "W9", "matmul (1024,1024) @ (1024,1024) float32", make_inputs=make_inputs,
-    rtol=1e-3, atol=1e-3, rate=lambda s: f"{2 * N**3 / s / 1e9:.1f} GFLOP/s",
-))
+W9 = register(
+    Workload(
+        "W9",
+        "matmul (1024,1024) @ (1024,1024) float32",
+        make_inputs=make_inputs,
+        rtol=1e-3,
+        atol=1e-3,
+        rate=lambda s: f"{2 * N**3 / s / 1e9:.1f} GFLOP/s",
+    )
+)
 
 
 @W9.impl("fntorch")
@@ -59,10 +67,14 @@ def make_copy_inputs() -> dict:
     return {"src": np.ones(COPY_BYTES // 4, np.float32)}
 
 
-W9_COPY = register(Workload(
-    "W9.copy", "numpy copy of 64 MiB float32 (memory ceiling)", make_inputs=make_copy_inputs,
-    rate=lambda s: f"{2 * COPY_BYTES / s / 1e9:.1f} GB/s (read+write): memory ceiling",
-))
+W9_COPY = register(
+    Workload(
+        "W9.copy",
+        "numpy copy of 64 MiB float32 (memory ceiling)",
+        make_inputs=make_copy_inputs,
+        rate=lambda s: f"{2 * COPY_BYTES / s / 1e9:.1f} GB/s (read+write): memory ceiling",
+    )
+)
 
 
 @W9_COPY.impl("numpy", label="copy 64 MiB")

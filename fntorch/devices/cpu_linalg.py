@@ -71,14 +71,14 @@ def _dilate_and_pad(x, dilation, padding, fill, axes_from: int):
         y = np.full(lead + dshape, fill, x.dtype)
         y[(slice(None),) * axes_from + tuple(slice(None, None, d) for d in dilation)] = x
         x = y
-    crop = (slice(None),) * axes_from + tuple(
-        slice(max(0, -lo), s - max(0, -hi)) for (lo, hi), s in zip(padding, dshape)
-    )
-    x = x[crop]
+    # Pad first, then crop: lo and hi act independently (a crop may eat into padding).
     pads = [(0, 0)] * axes_from + [(max(0, lo), max(0, hi)) for lo, hi in padding]
     if any(p != (0, 0) for p in pads):
         x = np.pad(x, pads, constant_values=fill)
-    return x
+    crop = (slice(None),) * axes_from + tuple(
+        slice(max(0, -lo), s - max(0, -hi)) for (lo, hi), s in zip(padding, x.shape[axes_from:])
+    )
+    return x[crop]
 
 
 def _windows(x, window, strides, window_dilation, axes_from: int):

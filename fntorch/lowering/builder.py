@@ -34,9 +34,9 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
+from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.irdl import irdl_op_definition
-from xdsl.dialects.utils.fast_math import FastMathFlag
 
 PTR = llvm.LLVMPointerType()
 
@@ -392,6 +392,15 @@ class KernelBuilder:
 
     def minnum(self, x, y, flags=()):
         return self._float_intrinsic("minnum", x, y, flags=flags)
+
+    def maximum(self, x, y):
+        """IEEE-754 2019 maximum: NaN-propagating (unlike maxnum); vectorizes as a
+        reduction (``llvm.vector.reduce.fmaximum``), where maxnum plus a NaN flag does not."""
+        return self._float_intrinsic("maximum", x, y)
+
+    def minimum(self, x, y):
+        """NaN-propagating minimum (see ``maximum``)."""
+        return self._float_intrinsic("minimum", x, y)
 
     def copysign(self, x, y):
         return self._float_intrinsic("copysign", x, y)

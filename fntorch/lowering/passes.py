@@ -81,7 +81,8 @@ def algebraic_alias(eqn: Eqn, inputs):
         return x if tuple(p["permutation"]) == tuple(range(len(x.aval.shape))) else None
     if name == "broadcast_in_dim":
         same = tuple(p["shape"]) == tuple(x.aval.shape)
-        return x if same and tuple(p["broadcast_dimensions"]) == tuple(range(len(p["shape"]))) else None
+        ident = tuple(p["broadcast_dimensions"]) == tuple(range(len(p["shape"])))
+        return x if same and ident else None
     if name == "slice":
         full = all(s == 0 for s in p["start_indices"]) and tuple(p["limit_indices"]) == tuple(
             x.aval.shape

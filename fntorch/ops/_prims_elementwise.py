@@ -8,8 +8,6 @@ with ``unbroadcast``.
 
 from __future__ import annotations
 
-import builtins
-
 import numpy as np
 
 from ..fx import dtypes as dt
@@ -17,63 +15,83 @@ from ..fx.core import Primitive, ShapedArray, abstract_eval_rules
 
 
 def broadcast_shapes(name: str, *shapes) -> tuple:
-    """numpy's broadcasting of ``shapes``; ValueError naming ``name`` and the shapes."""
+    """numpy's broadcasting of ``shapes``; ValueError naming ``name`` and the shapes.
+
+    >>> broadcast_shapes("add", (2, 1), (3,))
+    (2, 3)
+    """
+    # Eager dispatch runs this on every op: the common cases come first, no generators.
     first = shapes[0]
-    if all(s == first for s in shapes):
-        return tuple(first)
-    nd = builtins.max(len(s) for s in shapes)  # `max` is the lax wrapper below
-    out = []
-    for i in range(nd):
-        size = 1
-        for s in shapes:
-            k = i - nd + len(s)
-            if k < 0:
-                continue
-            d = s[k]
+    if len(shapes) == 2:
+        other = shapes[1]
+        if first == other or not other:
+            return tuple(first)
+        if not first:
+            return tuple(other)
+    nd = 0
+    for s in shapes:
+        if len(s) > nd:
+            nd = len(s)
+    out = [1] * nd
+    for s in shapes:
+        off = nd - len(s)
+        for k, d in enumerate(s):
             if d != 1:
+                size = out[off + k]
                 if size != 1 and d != size:
                     listed = " and ".join(str(tuple(s)) for s in shapes)
                     raise ValueError(f"{name}: shapes {listed} cannot be broadcast together")
-                size = d
-        out.append(size)
+                out[off + k] = d
     return tuple(out)
 
 
 def _weak(*xs) -> bool:
-    return all(getattr(x, "weak_type", False) for x in xs)
+    for x in xs:
+        # Buffers are never weak; skipping getattr on them keeps eager dispatch fast.
+        if type(x) is np.ndarray or isinstance(x, np.generic):
+            return False
+        if not getattr(x, "weak_type", False):
+            return False
+    return True
 
 
 def _dtype_error(name, what, dtype):
     return TypeError(f"{name}: expected {what}, got {dtype}")
 
 
-# Kinds of dtype an operation accepts.
+# Kinds of dtype an operation accepts: the accepted dtypes and how an error names them.
 _ANY = "any"
 _NUM = "numeric"  # int or float
 _FLOAT = "float"
 _INT = "integer"
 _INTBOOL = "integer or bool"
+_KINDS = {
+    _ANY: (frozenset(dt.all_dtypes), "any dtype"),
+    _NUM: (frozenset(dt.integer_dtypes + dt.float_dtypes), "a numeric (integer or float) dtype"),
+    _FLOAT: (frozenset(dt.float_dtypes), "a floating-point dtype"),
+    _INT: (frozenset(dt.integer_dtypes), "an integer dtype"),
+    _INTBOOL: (frozenset(dt.integer_dtypes + dt.bool_dtypes), "an integer or bool dtype"),
+}
 
 
 def _check_kind(name: str, kind: str, dtype):
-    if kind == _ANY:
-        return
-    if kind == _FLOAT and not dt.is_float(dtype):
-        raise _dtype_error(name, "a floating-point dtype", dtype)
-    if kind == _NUM and dtype == dt.bool_:
-        raise _dtype_error(name, "a numeric (integer or float) dtype", dtype)
-    if kind == _INT and not dt.is_integer(dtype):
-        raise _dtype_error(name, "an integer dtype", dtype)
-    if kind == _INTBOOL and dt.is_float(dtype):
-        raise _dtype_error(name, "an integer or bool dtype", dtype)
+    allowed, what = _KINDS[kind]
+    if dtype not in allowed:
+        raise _dtype_error(name, what, dtype)
 
 
 def unop(name: str, kind: str = _NUM, result_dtype=None) -> Primitive:
     p = Primitive(name)
 
+    allowed, what = _KINDS[kind]
+
     def abstract(x):
-        _check_kind(name, kind, x.dtype)
-        return ShapedArray(x.shape, result_dtype or x.dtype, _weak(x) and result_dtype is None)
+        dtype = x.dtype
+        if dtype not in allowed:
+            raise _dtype_error(name, what, dtype)
+        if result_dtype is not None:
+            return ShapedArray(x.shape, result_dtype)
+        return ShapedArray(x.shape, dtype, _weak(x))
 
     abstract_eval_rules[p] = abstract
     return p
@@ -82,14 +100,19 @@ def unop(name: str, kind: str = _NUM, result_dtype=None) -> Primitive:
 def binop(name: str, kind: str = _NUM, result_dtype=None) -> Primitive:
     p = Primitive(name)
 
+    allowed, what = _KINDS[kind]
+
     def abstract(x, y):
-        if x.dtype != y.dtype:
-            raise TypeError(
-                f"{name}: operands must have the same dtype, got {x.dtype} and {y.dtype}"
-            )
-        _check_kind(name, kind, x.dtype)
-        shape = x.shape if x.shape == y.shape else broadcast_shapes(name, x.shape, y.shape)
-        return ShapedArray(shape, result_dtype or x.dtype, _weak(x, y) and result_dtype is None)
+        dtype = x.dtype
+        if dtype != y.dtype:
+            raise TypeError(f"{name}: operands must have the same dtype, got {dtype} and {y.dtype}")
+        if dtype not in allowed:
+            raise _dtype_error(name, what, dtype)
+        xs, ys = x.shape, y.shape
+        shape = xs if xs == ys else broadcast_shapes(name, xs, ys)
+        if result_dtype is not None:
+            return ShapedArray(shape, result_dtype)
+        return ShapedArray(shape, dtype, _weak(x, y))
 
     abstract_eval_rules[p] = abstract
     return p
@@ -223,7 +246,9 @@ def _is_py_scalar(x) -> bool:
     return type(x) in _PY_SCALARS
 
 
-def _bin(p):
+def _bin(p, name=None, example="np.ones(3, np.float32), 2.0"):
+    name = name or p.name
+
     def f(x, y):
         if _is_py_scalar(x):
             x = _lift_scalar(x, None if _is_py_scalar(y) else y)
@@ -231,29 +256,29 @@ def _bin(p):
             y = _lift_scalar(y, x)
         return p.bind(x, y)
 
-    f.__name__ = p.name
-    f.__qualname__ = p.name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = (
         f"The ``{p.name}`` primitive; a Python scalar operand takes the other's dtype.\n\n"
         f"    >>> import numpy as np\n"
-        f"    >>> {p.name}(np.ones(3, np.float32), 2.0).shape\n"
+        f"    >>> {name}({example}).shape\n"
         f"    (3,)\n"
     )
     return f
 
 
-def _un(p, example="np.ones(3, np.float32)"):
+def _un(p, name=None, example="np.ones(3, np.float32)"):
+    name = name or p.name
+
     def f(x):
         if _is_py_scalar(x):
             x = _lift_scalar(x)
         return p.bind(x)
 
-    f.__name__ = p.name
-    f.__qualname__ = p.name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = (
         f"The ``{p.name}`` primitive, elementwise.\n\n"
         f"    >>> import numpy as np\n"
-        f"    >>> {p.name}({example}).shape\n"
+        f"    >>> {name}({example}).shape\n"
         f"    (3,)\n"
     )
     return f
@@ -268,7 +293,7 @@ exp, exp2, log, log1p, expm1, tanh, logistic = map(
 sin, cos, tan, asin, acos, atan = map(_un, (sin_p, cos_p, tan_p, asin_p, acos_p, atan_p))
 sinh, cosh, asinh, acosh, atanh = map(_un, (sinh_p, cosh_p, asinh_p, acosh_p, atanh_p))
 sqrt, rsqrt, cbrt, abs = map(_un, (sqrt_p, rsqrt_p, cbrt_p, abs_p))
-bitwise_not = _un(not_p, "np.ones(3, np.bool_)")
+bitwise_not = _un(not_p, "bitwise_not", "np.ones(3, np.bool_)")
 erf, erf_inv, lgamma, digamma, square = map(
     _un, (erf_p, erf_inv_p, lgamma_p, digamma_p, square_p)
 )
@@ -276,14 +301,15 @@ add, sub, mul, div, rem, pow, atan2 = map(
     _bin, (add_p, sub_p, mul_p, div_p, rem_p, pow_p, atan2_p)
 )
 max, min, nextafter = map(_bin, (max_p, min_p, nextafter_p))
-bitwise_and, bitwise_or, bitwise_xor = map(_bin, (and_p, or_p, xor_p))
-shift_left, shift_right_arithmetic, shift_right_logical = map(
-    _bin, (shift_left_p, shift_right_arithmetic_p, shift_right_logical_p)
+_INT_EXAMPLE = "np.ones(3, np.int32), 2"
+bitwise_and = _bin(and_p, "bitwise_and", _INT_EXAMPLE)
+bitwise_or = _bin(or_p, "bitwise_or", _INT_EXAMPLE)
+bitwise_xor = _bin(xor_p, "bitwise_xor", _INT_EXAMPLE)
+shift_left, shift_right_arithmetic, shift_right_logical = (
+    _bin(p, None, _INT_EXAMPLE)
+    for p in (shift_left_p, shift_right_arithmetic_p, shift_right_logical_p)
 )
 eq, ne, lt, le, gt, ge = map(_bin, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
-for _f in (bitwise_and, bitwise_or, bitwise_xor, shift_left, shift_right_arithmetic,
-           shift_right_logical):  # fmt: skip
-    _f.__doc__ = _f.__doc__.replace("np.float32), 2.0", "np.int32), 2")
 
 
 def integer_pow(x, y: int):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..fx import dtypes as dt
-from ..fx.core import Primitive, ShapedArray, abstract_eval_rules, get_aval
+from ..fx.core import Primitive, ShapedArray, Tensor, abstract_eval_rules, get_aval
 
 __all__ = [
     "convert_element_type_p", "iota_p", "broadcast_in_dim_p", "reshape_p", "transpose_p",
@@ -360,6 +360,12 @@ abstract_eval_rules[stop_gradient_p] = _identity_abstract
 _PY_SCALARS = (bool, int, float)
 
 
+def _is_tensor(x) -> bool:
+    # No-op skips return the operand itself, so only when it is already a tensor: a raw
+    # numpy value still goes through bind (lax.full((), ...) must give a Tensor).
+    return isinstance(x, Tensor)
+
+
 def _operand(x):
     """Python scalars become numpy scalars of their default dtype."""
     if type(x) in _PY_SCALARS:  # not isinstance: np.float64 subclasses float
@@ -386,7 +392,7 @@ def convert_element_type(x, new_dtype):
     """
     new_dtype = dt.canonicalize(new_dtype, where="convert_element_type")
     x = _operand(x)
-    if get_aval(x).dtype == new_dtype:
+    if _is_tensor(x) and x.dtype == new_dtype:
         return x
     return convert_element_type_p.bind(x, new_dtype=new_dtype)
 
@@ -413,7 +419,7 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
     shape = tuple(int(s) for s in shape)
     broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
     x = _operand(x)
-    if _shape(x) == shape and broadcast_dimensions == tuple(range(len(shape))):
+    if _is_tensor(x) and _shape(x) == shape and broadcast_dimensions == tuple(range(len(shape))):
         return x
     return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=broadcast_dimensions)
 
@@ -427,7 +433,7 @@ def reshape(x, new_sizes):
     """
     new_sizes = tuple(int(s) for s in new_sizes)
     x = _operand(x)
-    if _shape(x) == new_sizes:
+    if _is_tensor(x) and _shape(x) == new_sizes:
         return x
     return reshape_p.bind(x, new_sizes=new_sizes)
 
@@ -440,7 +446,7 @@ def transpose(x, permutation):
     (3, 2)
     """
     permutation = tuple(int(p) for p in permutation)
-    if permutation == tuple(range(len(permutation))):
+    if _is_tensor(x) and permutation == tuple(range(len(permutation))):
         return x
     return transpose_p.bind(x, permutation=permutation)
 
@@ -453,7 +459,7 @@ def squeeze(x, dimensions):
     (3,)
     """
     dimensions = _axes(dimensions, get_aval(x).ndim)
-    if not dimensions:
+    if _is_tensor(x) and not dimensions:
         return x
     return squeeze_p.bind(x, dimensions=dimensions)
 
@@ -467,7 +473,7 @@ def expand_dims(x, dimensions):
     """
     x = _operand(x)
     dimensions = _axes(dimensions, get_aval(x).ndim + len(dimensions))
-    if not dimensions:
+    if _is_tensor(x) and not dimensions:
         return x
     return expand_dims_p.bind(x, dimensions=dimensions)
 
@@ -480,7 +486,7 @@ def rev(x, dimensions):
     [3, 2, 1]
     """
     dimensions = _axes(dimensions, get_aval(x).ndim)
-    if not dimensions:
+    if _is_tensor(x) and not dimensions:
         return x
     return rev_p.bind(x, dimensions=dimensions)
 
@@ -498,7 +504,8 @@ def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's 
         strides = tuple(int(s) for s in strides)
         if all(s == 1 for s in strides):
             strides = None
-    if strides is None and all(s == 0 for s in start_indices) and limit_indices == _shape(x):
+    full = all(s == 0 for s in start_indices) and limit_indices == _shape(x)
+    if _is_tensor(x) and strides is None and full:
         return x
     return slice_p.bind(
         x, start_indices=start_indices, limit_indices=limit_indices, strides=strides
@@ -519,7 +526,7 @@ def dynamic_slice(x, start_indices, slice_sizes):
     [2, 3]
     """
     slice_sizes = tuple(int(s) for s in slice_sizes)
-    if slice_sizes == _shape(x) and len(start_indices) == len(slice_sizes):
+    if _is_tensor(x) and slice_sizes == _shape(x) and len(start_indices) == len(slice_sizes):
         return x  # a full-size window is always clamped to start 0
     starts = [_index_scalar(i) for i in start_indices]
     return dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
@@ -544,7 +551,7 @@ def concatenate(xs, dimension: int):
     [0.0, 0.0, 1.0]
     """
     xs = list(xs)
-    if len(xs) == 1:
+    if len(xs) == 1 and _is_tensor(xs[0]):
         return xs[0]
     if xs:
         dimension = _axis(dimension, get_aval(xs[0]).ndim)
@@ -560,7 +567,8 @@ def pad(x, padding_value, padding_config):
     """
     padding_config = tuple((int(lo), int(hi), int(k)) for lo, hi, k in padding_config)
     x = _operand(x)
-    if all(c == (0, 0, 0) for c in padding_config) and len(padding_config) == get_aval(x).ndim:
+    noop = all(c == (0, 0, 0) for c in padding_config) and len(padding_config) == get_aval(x).ndim
+    if _is_tensor(x) and noop:
         return x
     if type(padding_value) in _PY_SCALARS:
         padding_value = np.asarray(padding_value, dtype=get_aval(x).dtype)[()]

@@ -674,8 +674,8 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
     if device is not None:
         from ..devices import device as _device
 
-        target = _device(device)
-        if out.device is not target:
+        target, current = _device(device), out.device
+        if current is not None and current is not target:  # (None: a tracer's unknown)
             out = _api.asarray(out, device=target)
     if copy and out is self:
         out = clone(self)

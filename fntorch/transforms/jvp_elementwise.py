@@ -276,6 +276,7 @@ def trigamma(x):
     pos = lax.add(acc, lax.mul(inv, lax.add(lax.add(1.0, lax.mul(inv, 0.5)), series)))
     # trigamma(x) = pi^2 / sin^2(pi x) - trigamma(1 - x); sin of the reduced argument.
     s = lax.sin(lax.mul(lax.sub(x, lax.round(x)), math.pi))
+    s = lax.select(refl, s, 1.0)  # the branch not taken must not divide by zero
     reflected = lax.sub(lax.div(math.pi**2, lax.square(s)), pos)
     return lax.select(refl, reflected, pos)
 

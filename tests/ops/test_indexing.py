@@ -2,13 +2,15 @@
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fntorch as ft
 from fntorch.ops import _indexing, _tensor  # noqa: F401  (attach the Tensor surface)
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Index expressions are varied: more examples than the suite's default (FNTORCH_MAX_EXAMPLES
+# raises both).
+SETTINGS = settings(max_examples=max(100, settings().max_examples))
 
 
 # ------------------------------------------------------------------- index strategies

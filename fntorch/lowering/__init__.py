@@ -1,0 +1,31 @@
+"""lowering: Graph -> passes -> fusion plan -> compiled program of kernels and library calls.
+
+``compile_graph(graph)`` is what ``ft.jit`` runs on a cache miss:
+
+1. ``passes.run_passes``: algebraic cleanups, constant folding, CSE, DCE;
+2. ``fusion.partition``: kernel groups (elementwise chains and row reductions, with
+   index arithmetic on their inputs) and library steps;
+3. ``program.build_program``: the steps as closures over preallocated buffers, each
+   kernel compiled by the kernel compiler (``kernels.compile_kernel``; the numpy
+   interpreter of ``interpret.py`` while it is not importable).
+
+Nothing here imports xDSL at import time.
+
+>>> import fntorch as ft
+>>> g = ft.make_graph(lambda x: ft.exp(x) * 2.0)(ft.ones(3))
+>>> prog = compile_graph(g)
+>>> prog(np.zeros(3, np.float32))[0].tolist()
+[2.0, 2.0, 2.0]
+"""
+
+import numpy as np
+
+from .fusion import KernelStep, LibraryStep, Plan, partition
+from .passes import dce, run_passes, simplify
+from .program import Program, build_program
+from .table import lowering_table
+
+
+def compile_graph(graph, *, donated=(), backend: str = "auto") -> Program:
+    """``graph`` (flat inputs to flat outputs) as a ``Program`` of numpy buffers."""
+    return build_program(partition(run_passes(graph)), donated=donated, backend=backend)

@@ -1,0 +1,173 @@
+"""The compiled-kernel cache: object code in memory and on disk.
+
+Level 1 (``kernels.compile_kernel``): spec key -> ``Kernel`` in this process.
+Level 2 (here): cache key -> loaded object code. On disk, under ``$FNTORCH_CACHE_DIR``
+or ``$XDG_CACHE_HOME/fntorch`` (default ``~/.cache/fntorch``), in ``kernels/``, one file
+per key, named by its digest. The digest hashes the key (spec, variant, ndarray ABI),
+the target (host triple, CPU name and features) and the versions of fntorch, xDSL and
+llvmlite plus a hash of the lowering sources themselves, so an edited compiler never
+reuses a stale kernel.
+
+An entry is ``MAGIC | format version | digest | payload length | sha256(payload) |
+payload``. Anything that does not check out (truncated, corrupt, another key's entry
+renamed, an older format) is ignored, counted in ``stats["disk_rejected"]`` and
+rebuilt; nothing from disk is trusted before its checksum matches. Writes go to a
+temporary file in the same directory, then ``os.replace`` (atomic on POSIX), so a
+reader never sees half an entry and concurrent writers are harmless.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import struct
+import tempfile
+from pathlib import Path
+
+MAGIC = b"FNTKOBJ\x00"
+FORMAT_VERSION = 1
+_HEADER = struct.Struct("<8sI32sQ32s")
+
+stats = {
+    "memory_hits": 0,
+    "memory_misses": 0,
+    "disk_hits": 0,
+    "disk_misses": 0,
+    "disk_rejected": 0,
+    "disk_writes": 0,
+    "compiles": 0,
+}
+"""Counters (``memory_*`` are kept by ``kernels.compile_kernel``)."""
+
+_objects: dict = {}
+
+
+def cache_dir() -> Path:
+    """Where kernels are stored on disk.
+
+    >>> cache_dir().name
+    'kernels'
+    """
+    root = os.environ.get("FNTORCH_CACHE_DIR")
+    if root:
+        return Path(root) / "kernels"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "fntorch" / "kernels"
+
+
+@functools.cache
+def _versions() -> str:
+    from importlib import metadata
+
+    import llvmlite
+
+    import fntorch
+
+    try:
+        xdsl_version = metadata.version("xdsl")
+    except metadata.PackageNotFoundError:
+        xdsl_version = "?"
+    src = hashlib.sha256()
+    here = Path(__file__).parent
+    for name in ("builder.py", "emit.py", "mathlib.py", "rules.py", "kernels.py", "cpu.py",
+                 "spec.py", "cache.py"):
+        src.update((here / name).read_bytes())
+    return (f"fntorch={fntorch.__version__};xdsl={xdsl_version};"
+            f"llvmlite={llvmlite.__version__};src={src.hexdigest()[:16]}")
+
+
+def digest(key: str) -> bytes:
+    """The 32-byte digest naming ``key`` on this target with these versions."""
+    from . import cpu
+
+    text = f"{key}\n{cpu.target_id()}\n{_versions()}\nformat={FORMAT_VERSION}"
+    return hashlib.sha256(text.encode()).digest()
+
+
+def pack(dig: bytes, payload: bytes) -> bytes:
+    """An entry: header (magic, format, digest, length, checksum) then the payload."""
+    return _HEADER.pack(MAGIC, FORMAT_VERSION, dig, len(payload),
+                        hashlib.sha256(payload).digest()) + payload
+
+
+def unpack(dig: bytes, blob: bytes) -> bytes | None:
+    """The payload of ``blob`` if it is a sound entry for ``dig``, else None."""
+    if len(blob) < _HEADER.size:
+        return None
+    magic, version, d, n, check = _HEADER.unpack_from(blob)
+    payload = blob[_HEADER.size:]
+    if magic != MAGIC or version != FORMAT_VERSION or d != dig or n != len(payload):
+        return None
+    if hashlib.sha256(payload).digest() != check:
+        return None
+    return payload
+
+
+def _path(dig: bytes) -> Path:
+    return cache_dir() / f"{dig.hex()}.o"
+
+
+def _read(dig: bytes) -> bytes | None:
+    path = _path(dig)
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        stats["disk_misses"] += 1
+        return None
+    payload = unpack(dig, blob)
+    if payload is None:
+        stats["disk_rejected"] += 1
+        return None
+    stats["disk_hits"] += 1
+    return payload
+
+
+def _write(dig: bytes, payload: bytes) -> None:
+    directory = cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(pack(dig, payload))
+            os.replace(tmp, _path(dig))
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        stats["disk_writes"] += 1
+    except OSError:
+        pass  # a read-only or full disk only costs the next process a compile
+
+
+def load_or_build(key: str, build):
+    """The loaded object code of ``key``: from memory, disk, or ``build() -> bytes``.
+
+    Returns a ``cpu.LoadedObject`` (shared by every caller of the same key).
+    """
+    from . import cpu
+
+    dig = digest(key)
+    obj = _objects.get(dig)
+    if obj is not None:
+        return obj
+    payload = _read(dig)
+    if payload is not None:
+        try:
+            obj = cpu.LoadedObject(payload)
+        except Exception:  # checksummed but unloadable (another LLVM): rebuild
+            stats["disk_rejected"] += 1
+            obj = None
+    if obj is None:
+        payload = build()
+        stats["compiles"] += 1
+        obj = cpu.LoadedObject(payload)
+        _write(dig, payload)
+    _objects[dig] = obj
+    return obj
+
+
+def clear_memory() -> None:
+    """Forgets the loaded objects of this process (kernels already made keep theirs)."""
+    _objects.clear()

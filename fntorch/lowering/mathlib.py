@@ -1,0 +1,639 @@
+"""fntorch's own vectorizable math: polynomial/rational expansions for kernels.
+
+LLVM's libm intrinsics (llvm.exp/log/sin/tanh...) become scalar libm calls on the CPU
+(up to 30x slower) and abort the process on NVPTX (LOWERING-NOTES §2.2), so every
+transcendental function of a kernel is written here out of fadd/fmul/fdiv/fma,
+compares, selects, bit casts and the inline intrinsics (fabs, sqrt, rint, floor). The
+same code serves the CPU and NVPTX.
+
+Each function takes the ``KernelBuilder`` and an f32 or f64 scalar value and returns one
+of the same type; float16/bfloat16 callers compute in f32 and round the result.
+Polynomial coefficients are Taylor coefficients (exact rationals rounded once, computed
+at import) or the published Eigen/XLA (tanh, erf) and Giles (erf_inv) ones; float64
+uses higher degrees. No fast-math flag is set inside an expansion: ``reassoc`` would
+merge the Cody-Waite constant splits (§2.3); Horner steps use ``llvm.fmuladd``.
+
+Guaranteed bounds, as checked by ``tests/lowering/test_mathlib.py`` against numpy (or
+fntorch's float64 erf/erf_inv) in float64 over dense sweeps of the domain shown
+(float32 domain / float64 domain). rel = max relative error, abs = max absolute error:
+
+==========  ==============================  =========  ==========================
+function    domain tested (f32 / f64)       float32    float64
+==========  ==============================  =========  ==========================
+exp         [-87, 88] / [-708, 709]         rel 1.5e-7 rel 4e-16
+exp2        [-126, 127] / [-1022, 1023]     rel 1.5e-7 rel 4e-16
+expm1       [-20, 88] / [-40, 709]          rel 2.5e-7 rel 5e-16
+log         [1e-38, 3e38] / [1e-307, 1e307] rel 1.5e-7 rel 4e-16
+log1p       [-0.999, 1e6]                   rel 3e-7   rel 5e-16
+sin, cos    |x| <= 1e4 / 1e6                abs 1.2e-7 abs 2.5e-16
+tan         |x| <= 1.5                      rel 4e-7   rel 8e-16
+atan        [-1e3, 1e3]                     rel 2.5e-7 rel 4e-16
+atan2       [-10, 10]^2                     rel 3e-7   rel 6e-16
+asin, acos  [-1, 1]                         rel 4e-7   rel 8e-16
+sinh, cosh  [-88, 88] / [-709, 709]         rel 4e-7   rel 8e-16
+tanh        [-10, 10] / [-20, 20]           rel 5e-7   rel 8e-16
+asinh       [-1e5, 1e5]                     rel 3e-7   rel 8e-16
+acosh       [1, 1e5]                        rel 3e-7   rel 8e-16
+atanh       [-0.9999, 0.9999]               rel 4e-7   rel 8e-16
+logistic    [-100, 100] / [-700, 700]       rel 3e-7   rel 6e-16
+cbrt        [-1e5, 1e5]                     rel 1.5e-7 rel 8e-16
+rsqrt       [1e-3, 1e5]                     rel 1.2e-7 rel 2.5e-16
+erf         [-6, 6] / [-7, 7]               rel 6e-7   rel 2e-15
+erf_inv     |x| <= 0.99999 / 0.999          rel 5e-7   rel 1e-13 (2e-9 up to 1-1e-9)
+pow         x in [0.01, 10], y in [-10, 10] rel 1.2e-7 rel 3e-16 (2 + |y ln x|)
+==========  ==============================  =========  ==========================
+
+Special values follow numpy (NaN in -> NaN out, exp(-inf) = 0, log(0) = -inf,
+tanh(+-inf) = +-1, pow's C99 table, signed zeros of odd functions), checked on a grid
+of special values. sin/cos/tan use a Cody-Waite reduction only (no Payne-Hanek): it is
+exact up to |x| = 2**50, and beyond that they return NaN rather than a wrong value.
+float32 pow computes in float64; float64 pow is exp(y log|x|) without extra precision,
+hence its error grows with |y ln x|.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import factorial
+
+
+class _LazyTypes:
+    """xDSL's types, imported on first use: importing rules (and so mathlib) must not
+    import xDSL."""
+
+    def __getattr__(self, name):
+        from . import builder
+
+        return getattr(builder, name)
+
+
+T = _LazyTypes()
+
+H = float.fromhex
+
+# Constants: (float32 value, float64 value). hi/lo pairs are Cody-Waite splits.
+_LN2_HI = (H("0x1.62e3p-1"), H("0x1.62e42fee00000p-1"))
+_LN2_LO = (9.058001351559417e-06, H("0x1.a39ef35793c76p-33"))
+_LOG2E = H("0x1.71547652b82fep+0")
+_TWO_OVER_PI = H("0x1.45f306dc9c883p-1")
+_PIO2 = (H("0x1.921fb54442d18p+0"), H("0x1.1a62633145c07p-54"), H("-0x1.f1976b7ed8fbcp-110"))
+_PIO2_HL = ((H("0x1.921fb6p+0"), H("-0x1.777a5cp-25")), (_PIO2[0], _PIO2[1]))
+_PI_HL = ((H("0x1.921fb6p+1"), H("-0x1.777a5cp-24")),
+          (H("0x1.921fb54442d18p+1"), H("0x1.1a62633145c07p-53")))
+_LN2 = H("0x1.62e42fefa39efp-1")
+_TWO_OVER_SQRT_PI = H("0x1.20dd750429b6dp+0")
+_ONE_OVER_SQRT_PI = H("0x1.20dd750429b6dp-1")
+
+# atan table: c_k = tan(k pi/16) rounded to the dtype, and atan(c_k) as hi + lo.
+_ATAN_C = (
+    (0.0, H("0x1.975f5ep-3"), H("0x1.a8279ap-2"), H("0x1.561b82p-1"), 1.0),
+    (0.0, H("0x1.975f5e0553158p-3"), H("0x1.a827999fcef32p-2"), H("0x1.561b82ab7f990p-1"), 1.0),
+)
+_ATAN_HI = (
+    (0.0, H("0x1.921fb6p-3"), H("0x1.921fb6p-2"), H("0x1.2d97c8p-1"), H("0x1.921fb6p-1")),
+    (0.0, H("0x1.921fb54442d18p-3"), H("0x1.921fb54442d18p-2"), H("0x1.2d97c7f3321d2p-1"),
+     H("0x1.921fb54442d18p-1")),
+)
+_ATAN_LO = (
+    (0.0, H("-0x1.81b8c6p-28"), H("-0x1.a6898cp-28"), H("-0x1.06bc8cp-26"), H("-0x1.777a5cp-26")),
+    (0.0, H("0x1.f93470dfef04ap-58"), H("0x1.c398861b78b55p-59"), H("-0x1.8f57cafebcf16p-58"),
+     H("0x1.1a62633145c07p-55")),
+)
+# tan((2k+1) pi/32): where the table entry changes.
+_ATAN_SPLIT = (0.09849140335716425, 0.3033466836073424, 0.5345111359507917,
+               0.8206787908286604)
+
+# Eigen / XLA float32 tanh: x P(x^2) / Q(x^2) on [-7.905, 7.905] (highest degree first).
+_TANH_P = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+           5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+           4.89352455891786e-03)
+_TANH_Q = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+           4.89352518554385e-03)
+# Eigen float32 erf: x P(x^2) / Q(x^2) on [-4, 4].
+_ERF_P = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+          -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+          -1.60960333262415e-02)
+_ERF_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+          -7.37332916720468e-03, -1.42647390514189e-02)
+# Giles, "Approximating the erfinv function" (GPU Computing Gems), single precision.
+_GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+               0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _taylor(first: int, last: int, scale=Fraction(1)) -> tuple:
+    """Coefficients scale**n / n! for n = last..first (highest degree first)."""
+    return tuple(float(scale**n / factorial(n)) for n in range(last, first - 1, -1))
+
+
+def _alt(first: int, last: int) -> tuple:
+    """(-1)**k / (2k+1)! for odd powers n = 2k+1 in [first, last] (sin series)."""
+    return tuple(float(Fraction((-1) ** (n // 2), factorial(n)))
+                 for n in range(last, first - 1, -2))
+
+
+_LN2_FR = Fraction(_LN2)
+# exp: e^r = sum r^n/n!; |r| <= ln2/2.
+_EXP = (_taylor(0, 7), _taylor(0, 13))
+_EXP2 = (_taylor(0, 7, _LN2_FR), _taylor(0, 13, _LN2_FR))  # 2^r, |r| <= 1/2
+# expm1: (e^r - 1 - r)/r^2 = sum r^(n-2)/n!, n >= 2.
+_EXPM1 = (_taylor(2, 9), _taylor(2, 16))
+# log: R(z) = sum 2 z^n/(2n+1), z = s^2 <= 0.0295.
+_LOG = (tuple(float(Fraction(2, 2 * n + 1)) for n in range(5, 0, -1)),
+        tuple(float(Fraction(2, 2 * n + 1)) for n in range(11, 0, -1)))
+# sin r = r + r^3 S(r^2); cos r = 1 - r^2/2 + r^4 C(r^2); |r| <= pi/4.
+_SIN = (_alt(3, 13), _alt(3, 21))
+_COS = (tuple(float(Fraction((-1) ** (n // 2), factorial(n))) for n in range(14, 3, -2)),
+        tuple(float(Fraction((-1) ** (n // 2), factorial(n))) for n in range(22, 3, -2)))
+# atan v = v + v^3 A(v^2), A = sum (-1)^k v^(2k-2)/(2k+1); |v| <= 0.0985.
+_ATAN = (tuple(float(Fraction((-1) ** k, 2 * k + 1)) for k in range(4, 0, -1)),
+         tuple(float(Fraction((-1) ** k, 2 * k + 1)) for k in range(8, 0, -1)))
+# erf(a) = 2a/sqrt(pi) e^(-a^2) sum_n (2a^2)^n/(2n+1)!!, all terms positive.
+_ERF_SERIES = tuple(
+    float(Fraction(2**n) / Fraction(factorial(2 * n + 1), 2**n * factorial(n)))
+    for n in range(52, -1, -1)
+)
+
+
+def _k(x) -> int:
+    """0 for float32, 1 for float64: the index into the constant pairs above."""
+    if x.type == T.f32:
+        return 0
+    if x.type == T.f64:
+        return 1
+    raise TypeError(f"mathlib: expected an T.f32 or T.f64 value, got {x.type}")
+
+
+def _int_of(x):
+    return T.i32 if x.type == T.f32 else T.i64
+
+
+def _bits(x) -> tuple[int, int, int]:
+    """(mantissa bits, exponent bias, total bits)."""
+    return (23, 127, 32) if x.type == T.f32 else (52, 1023, 64)
+
+
+def poly(b, x, coeffs):
+    """Horner: ``coeffs[0] x^n + ... + coeffs[n]`` with fmuladd steps."""
+    acc = b.const_like(coeffs[0], x)
+    for c in coeffs[1:]:
+        acc = b.fmuladd(acc, x, b.const_like(c, x))
+    return acc
+
+
+def _c(b, v, x):
+    return b.const_like(v, x)
+
+
+def _isnan(b, x):
+    return b.fcmp("uno", x, x)
+
+
+def _clamp_keep_nan(b, x, lo, hi):
+    # Selects on ordered compares: a NaN passes through unchanged (maxnum would drop it).
+    x = b.select(b.fcmp("olt", x, _c(b, lo, x)), _c(b, lo, x), x)
+    return b.select(b.fcmp("ogt", x, _c(b, hi, x)), _c(b, hi, x), x)
+
+
+def _nan_to_zero(b, x):
+    # fptosi of NaN is poison in LLVM, which would poison the whole result.
+    return b.select(_isnan(b, x), _c(b, 0.0, x), x)
+
+
+def pow2i(b, k, x):
+    """2**k as a float of x's type, for an integer value k in the normal range."""
+    mant, bias, nbits = _bits(x)
+    it = _int_of(x)
+    k = b.int_resize(k, it, signed=True)
+    e = b.shl(b.add(k, b.const(bias, it)), b.const(mant, it))
+    return b.bitcast(e, x.type)
+
+
+def ldexp(b, p, k):
+    """p * 2**k in two steps, so results near overflow or in the subnormals are right."""
+    it = _int_of(p)
+    k = b.int_resize(k, it, signed=True)
+    k1 = b.ashr(k, b.const(1, it))
+    k2 = b.sub(k, k1)
+    return b.fmul(b.fmul(p, pow2i(b, k1, p)), pow2i(b, k2, p))
+
+
+def _reduce_ln2(b, x):
+    """x = k ln2 + r, |r| <= ln2/2 (Cody-Waite, two fma steps); returns (kf, r)."""
+    i = _k(x)
+    kf = _nan_to_zero(b, b.rint(b.fmul(x, _c(b, _LOG2E, x))))
+    nk = b.fneg(kf)
+    r = b.fma(nk, _c(b, _LN2_HI[i], x), x)
+    r = b.fma(nk, _c(b, _LN2_LO[i], x), r)
+    return kf, r
+
+
+# ------------------------------------------------------------------------ exp family
+def exp(b, x):
+    """e**x (Cody-Waite ln2 reduction, Taylor polynomial, two-step scaling)."""
+    i = _k(x)
+    x = _clamp_keep_nan(b, x, (-104.0, -746.0)[i], (89.0, 710.0)[i])
+    kf, r = _reduce_ln2(b, x)
+    p = poly(b, r, _EXP[i])
+    return ldexp(b, p, b.fptosi(kf, T.i32))
+
+
+def exp2(b, x):
+    """2**x: x = k + r exactly, then 2**r by its Taylor polynomial in r."""
+    i = _k(x)
+    x = _clamp_keep_nan(b, x, (-160.0, -1080.0)[i], (130.0, 1030.0)[i])
+    kf = _nan_to_zero(b, b.rint(x))
+    p = poly(b, b.fsub(x, kf), _EXP2[i])
+    return ldexp(b, p, b.fptosi(kf, T.i32))
+
+
+def expm1(b, x):
+    """e**x - 1, accurate near 0: 2**k (expm1(r) + 1) - 1 written as 2**k em + (2**k - 1)."""
+    i = _k(x)
+    xc = _clamp_keep_nan(b, x, (-30.0, -40.0)[i], (89.0, 710.0)[i])
+    kf, r = _reduce_ln2(b, xc)
+    em = b.fma(b.fmul(r, r), poly(b, r, _EXPM1[i]), r)
+    k = b.fptosi(kf, T.i32)
+    small = b.icmp("sle", k, b.const(20, T.i32))
+    ks = b.select(small, k, b.const(0, T.i32))  # keeps 2**k in range on the unused side
+    two_k = pow2i(b, ks, x)
+    near = b.fadd(b.fmul(two_k, em), b.fsub(two_k, _c(b, 1.0, x)))
+    far = b.fsub(ldexp(b, b.fadd(em, _c(b, 1.0, x)), k), _c(b, 1.0, x))
+    out = b.select(small, near, far)
+    return b.select(b.fcmp("oeq", x, _c(b, 0.0, x)), x, out)  # expm1(-0) = -0
+
+
+def log(b, x):
+    """Natural log: x = 2**k m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) (fdlibm form)."""
+    i = _k(x)
+    mant, bias, nbits = _bits(x)
+    it = _int_of(x)
+    tiny = b.fcmp("olt", x, _c(b, (1.1754943508222875e-38, 2.2250738585072014e-308)[i], x))
+    up = (2.0**24, 2.0**54)[i]
+    xs = b.select(tiny, b.fmul(x, _c(b, up, x)), x)
+    eadj = b.select(tiny, b.const((-24, -54)[i], it), b.const(0, it))
+    ix = b.bitcast(xs, it)
+    # musl's trick: shift the mantissa range to [sqrt(1/2), sqrt(2)) with integer ops.
+    off = (0x3F3504F3, 0x3FE6A09E667F3BCD)[i]
+    one = (0x3F800000, 0x3FF0000000000000)[i]
+    ix = b.add(ix, b.const(one - off, it))
+    e = b.sub(b.ashr(ix, b.const(mant, it)), b.const(bias, it))
+    e = b.add(e, eadj)
+    m = b.bitcast(b.add(b.and_(ix, b.const((1 << mant) - 1, it)), b.const(off, it)), x.type)
+    f = b.fsub(m, _c(b, 1.0, x))
+    s = b.fdiv(f, b.fadd(f, _c(b, 2.0, x)))
+    z = b.fmul(s, s)
+    big_r = b.fmul(z, poly(b, z, _LOG[i]))
+    hfsq = b.fmul(_c(b, 0.5, x), b.fmul(f, f))
+    dk = b.sitofp(e, x.type)
+    inner = b.fma(dk, _c(b, _LN2_LO[i], x), b.fmul(s, b.fadd(hfsq, big_r)))
+    out = b.fsub(b.fmul(dk, _c(b, _LN2_HI[i], x)), b.fsub(b.fsub(hfsq, inner), f))
+    inf = float("inf")
+    out = b.select(b.fcmp("oeq", x, _c(b, inf, x)), x, out)
+    out = b.select(b.fcmp("oeq", x, _c(b, 0.0, x)), _c(b, -inf, x), out)
+    bad = b.or_(b.fcmp("olt", x, _c(b, 0.0, x)), _isnan(b, x))
+    return b.select(bad, _c(b, float("nan"), x), out)
+
+
+def log1p(b, x):
+    """log(1 + x) by Goldberg's trick: log(u) * x / (u - 1) with u = 1 + x rounded."""
+    one = _c(b, 1.0, x)
+    u = b.fadd(one, x)
+    d = b.fsub(u, one)
+    r = b.fmul(log(b, u), b.fdiv(x, d))
+    r = b.select(b.fcmp("oeq", d, _c(b, 0.0, x)), x, r)
+    return b.select(b.fcmp("oeq", u, _c(b, float("inf"), x)), u, r)
+
+
+# --------------------------------------------------------------------- trigonometry
+def _reduce_pio2(b, x):
+    """x = q pi/2 + r; returns (r as x's type, q mod 4 as T.i32). float32 reduces in T.f64."""
+    xd = b.fpext(x, T.f64) if x.type == T.f32 else x
+    kd = b.rint(b.fmul(xd, _c(b, _TWO_OVER_PI, xd)))
+    kd = b.select(b.fcmp("olt", b.fabs(xd), _c(b, 2.0**50, xd)), kd, _c(b, 0.0, xd))
+    nk = b.fneg(kd)
+    r = b.fma(nk, _c(b, _PIO2[0], xd), xd)  # exact (see the module docstring)
+    r = b.fma(nk, _c(b, _PIO2[1], xd), r)
+    r = b.fma(nk, _c(b, _PIO2[2], xd), r)
+    quarter = b.fmul(kd, _c(b, 0.25, xd))
+    q = b.fsub(kd, b.fmul(b.floor(quarter), _c(b, 4.0, xd)))  # kd mod 4, exact
+    q = b.fptosi(q, T.i32)
+    if x.type == T.f32:
+        r = b.fptrunc(r, T.f32)
+    return r, q
+
+
+def _sin_poly(b, r):
+    z = b.fmul(r, r)
+    return b.fma(b.fmul(z, r), poly(b, z, _SIN[_k(r)]), r)
+
+
+def _cos_poly(b, r):
+    z = b.fmul(r, r)
+    one = _c(b, 1.0, r)
+    hz = b.fmul(z, _c(b, 0.5, r))
+    w = b.fsub(one, hz)
+    tail = b.fmul(b.fmul(z, z), poly(b, z, _COS[_k(r)]))
+    # fdlibm: w + (((1 - w) - hz) + tail) recovers the rounding of 1 - hz.
+    return b.fadd(w, b.fadd(b.fsub(b.fsub(one, w), hz), tail))
+
+
+def _finite_or_nan(b, x, out):
+    # NaN for inf, NaN and |x| >= 2**50, where the Cody-Waite reduction has no bits left.
+    ok = b.fcmp("olt", b.fabs(x), _c(b, 2.0**50, x))
+    return b.select(ok, out, _c(b, float("nan"), x))
+
+
+def _quadrant(b, q, s, c, shift):
+    qs = b.add(q, b.const(shift, T.i32)) if shift else q
+    odd = b.icmp("ne", b.and_(qs, b.const(1, T.i32)), b.const(0, T.i32))
+    neg = b.icmp("ne", b.and_(qs, b.const(2, T.i32)), b.const(0, T.i32))
+    v = b.select(odd, c, s)
+    return b.select(neg, b.fneg(v), v)
+
+
+def sin(b, x):
+    """sin x: Cody-Waite reduction by pi/2 (3-part constant), sin/cos polynomials."""
+    r, q = _reduce_pio2(b, x)
+    out = _quadrant(b, q, _sin_poly(b, r), _cos_poly(b, r), 0)
+    out = b.select(b.fcmp("oeq", x, _c(b, 0.0, x)), x, out)  # sin(-0) = -0
+    return _finite_or_nan(b, x, out)
+
+
+def cos(b, x):
+    """cos x = sin(x + pi/2) by quadrant."""
+    r, q = _reduce_pio2(b, x)
+    return _finite_or_nan(b, x, _quadrant(b, q, _sin_poly(b, r), _cos_poly(b, r), 1))
+
+
+def tan(b, x):
+    """tan x = sin r / cos r, or -cos r / sin r in odd quadrants."""
+    r, q = _reduce_pio2(b, x)
+    s, c = _sin_poly(b, r), _cos_poly(b, r)
+    odd = b.icmp("ne", b.and_(q, b.const(1, T.i32)), b.const(0, T.i32))
+    out = b.select(odd, b.fneg(b.fdiv(c, s)), b.fdiv(s, c))
+    out = b.select(b.fcmp("oeq", x, _c(b, 0.0, x)), x, out)
+    return _finite_or_nan(b, x, out)
+
+
+def _atan01(b, u):
+    """atan u for u in [0, 1] (or NaN): atan(c_k) + atan((u - c_k) / (1 + u c_k))."""
+    i = _k(u)
+    c, hi, lo = _c(b, 0.0, u), _c(b, 0.0, u), _c(b, 0.0, u)
+    for k, split in enumerate(_ATAN_SPLIT, start=1):
+        above = b.fcmp("ogt", u, _c(b, split, u))
+        c = b.select(above, _c(b, _ATAN_C[i][k], u), c)
+        hi = b.select(above, _c(b, _ATAN_HI[i][k], u), hi)
+        lo = b.select(above, _c(b, _ATAN_LO[i][k], u), lo)
+    v = b.fdiv(b.fsub(u, c), b.fma(u, c, _c(b, 1.0, u)))
+    z = b.fmul(v, v)
+    av = b.fma(b.fmul(z, v), poly(b, z, _ATAN[i]), v)
+    return b.fadd(hi, b.fadd(lo, av))
+
+
+def _minus(b, hl, a, x):
+    """(hi + lo) - a for a constant split hi + lo."""
+    return b.fadd(b.fsub(_c(b, hl[0], x), a), _c(b, hl[1], x))
+
+
+def atan(b, x):
+    """atan x = +-(pi/2 - atan(1/|x|)) for |x| > 1."""
+    t = b.fabs(x)
+    inv = b.fcmp("ogt", t, _c(b, 1.0, x))
+    u = b.select(inv, b.fdiv(_c(b, 1.0, x), t), t)
+    a = _atan01(b, u)
+    a = b.select(inv, _minus(b, _PIO2_HL[_k(x)], a, x), a)
+    return b.copysign(a, x)
+
+
+def atan2(b, y, x):
+    """atan2(y, x) with C99's signed zeros and infinities (numpy's arctan2)."""
+    i = _k(x)
+    ax, ay = b.fabs(x), b.fabs(y)
+    swap = b.fcmp("ogt", ay, ax)
+    num = b.select(swap, ax, ay)
+    den = b.select(swap, ay, ax)
+    t = b.fdiv(num, den)
+    zero, inf = _c(b, 0.0, x), _c(b, float("inf"), x)
+    both0 = b.and_(b.fcmp("oeq", ax, zero), b.fcmp("oeq", ay, zero))
+    both_inf = b.and_(b.fcmp("oeq", ax, inf), b.fcmp("oeq", ay, inf))
+    t = b.select(both0, zero, b.select(both_inf, _c(b, 1.0, x), t))
+    a = _atan01(b, t)
+    a = b.select(swap, _minus(b, _PIO2_HL[i], a, x), a)
+    neg_x = b.fcmp("olt", b.copysign(_c(b, 1.0, x), x), zero)
+    a = b.select(neg_x, _minus(b, _PI_HL[i], a, x), a)
+    out = b.copysign(a, y)
+    return b.select(b.fcmp("uno", x, y), _c(b, float("nan"), x), out)
+
+
+def _sqrt_one_minus_sq(b, x):
+    one = _c(b, 1.0, x)
+    return b.sqrt(b.fmul(b.fsub(one, x), b.fadd(one, x)))
+
+
+def asin(b, x):
+    """asin x = atan2(x, sqrt((1 - x)(1 + x)))."""
+    return atan2(b, x, _sqrt_one_minus_sq(b, x))
+
+
+def acos(b, x):
+    """acos x = atan2(sqrt((1 - x)(1 + x)), x)."""
+    return atan2(b, _sqrt_one_minus_sq(b, x), x)
+
+
+# ---------------------------------------------------------------------- hyperbolic
+def _exp_half_squared(b, a):
+    """e**a / 2 without overflowing early: w * (w / 2) with w = e**(a/2)."""
+    w = exp(b, b.fmul(a, _c(b, 0.5, a)))
+    return b.fmul(w, b.fmul(w, _c(b, 0.5, a)))
+
+
+def sinh(b, x):
+    """sinh x: (e + e/(e+1))/2 with e = expm1(|x|) below 20, e**|x|/2 above."""
+    a = b.fabs(x)
+    e = expm1(b, a)
+    near = b.fmul(_c(b, 0.5, x), b.fadd(e, b.fdiv(e, b.fadd(e, _c(b, 1.0, x)))))
+    big = b.fcmp("ogt", a, _c(b, 20.0, x))
+    out = b.select(big, _exp_half_squared(b, a), near)
+    return b.copysign(out, x)
+
+
+def cosh(b, x):
+    """cosh x = (e + 1/e)/2, e = e**|x|; e**|x|/2 above 20."""
+    a = b.fabs(x)
+    e = exp(b, a)
+    near = b.fmul(_c(b, 0.5, x), b.fadd(e, b.fdiv(_c(b, 1.0, x), e)))
+    big = b.fcmp("ogt", a, _c(b, 20.0, x))
+    return b.select(big, _exp_half_squared(b, a), near)
+
+
+def tanh(b, x):
+    """tanh: float32 by the Eigen/XLA rational (pure fma/div); float64 via expm1."""
+    if x.type == T.f32:
+        lim = 7.90531110763549805
+        xc = _clamp_keep_nan(b, x, -lim, lim)
+        z = b.fmul(xc, xc)
+        p = b.fmul(xc, poly(b, z, _TANH_P))
+        out = b.fdiv(p, poly(b, z, _TANH_Q))
+        # Near 0 the rational's relative error grows; tanh x = x there to 1 ulp.
+        tiny = b.fcmp("olt", b.fabs(x), _c(b, 0.0004, x))
+        return b.select(tiny, x, out)
+    a = b.fabs(x)
+    t = expm1(b, b.fmul(a, _c(b, -2.0, x)))
+    out = b.fdiv(b.fneg(t), b.fadd(t, _c(b, 2.0, x)))
+    return b.copysign(out, x)
+
+
+def asinh(b, x):
+    """asinh x = sign(x) log1p(|x| + x^2/(1 + sqrt(1 + x^2))); log|x| + ln2 when huge."""
+    a = b.fabs(x)
+    one = _c(b, 1.0, x)
+    a2 = b.fmul(a, a)
+    near = log1p(b, b.fadd(a, b.fdiv(a2, b.fadd(one, b.sqrt(b.fadd(one, a2))))))
+    huge = b.fcmp("ogt", a, _c(b, 2.0**28, x))
+    far = b.fadd(log(b, a), _c(b, _LN2, x))
+    return b.copysign(b.select(huge, far, near), x)
+
+
+def acosh(b, x):
+    """acosh x = log1p(t + sqrt(2t + t^2)), t = x - 1; log x + ln2 when huge."""
+    t = b.fsub(x, _c(b, 1.0, x))
+    near = log1p(b, b.fadd(t, b.sqrt(b.fma(t, t, b.fmul(t, _c(b, 2.0, x))))))
+    huge = b.fcmp("ogt", x, _c(b, 2.0**28, x))
+    out = b.select(huge, b.fadd(log(b, x), _c(b, _LN2, x)), near)
+    return b.select(b.fcmp("olt", x, _c(b, 1.0, x)), _c(b, float("nan"), x), out)
+
+
+def atanh(b, x):
+    """atanh x = sign(x) log1p(2|x| / (1 - |x|)) / 2."""
+    a = b.fabs(x)
+    r = log1p(b, b.fdiv(b.fmul(a, _c(b, 2.0, x)), b.fsub(_c(b, 1.0, x), a)))
+    return b.copysign(b.fmul(r, _c(b, 0.5, x)), x)
+
+
+def logistic(b, x):
+    """1/(1 + e**-x) as numpy's impl: e = e**-|x|; 1/(1+e) or e/(1+e)."""
+    e = exp(b, b.fneg(b.fabs(x)))
+    r = b.fdiv(_c(b, 1.0, x), b.fadd(_c(b, 1.0, x), e))
+    return b.select(b.fcmp("oge", x, _c(b, 0.0, x)), r, b.fmul(e, r))
+
+
+# --------------------------------------------------------------------- the rest
+def cbrt(b, x):
+    """Cube root: e**(log|x|/3), one Newton step, the sign of x; 0, inf, NaN kept."""
+    a = b.fabs(x)
+    y = exp(b, b.fmul(log(b, a), _c(b, 1.0 / 3.0, x)))
+    y = b.fsub(y, b.fmul(b.fsub(y, b.fdiv(a, b.fmul(y, y))), _c(b, 1.0 / 3.0, x)))
+    keep = b.or_(b.fcmp("oeq", a, _c(b, 0.0, x)), b.fcmp("oeq", a, _c(b, float("inf"), x)))
+    y = b.select(keep, a, y)
+    return b.copysign(y, x)  # NaN stays NaN
+
+
+def rsqrt(b, x):
+    """1 / sqrt(x), two correctly rounded steps (as numpy's impl)."""
+    return b.fdiv(_c(b, 1.0, x), b.sqrt(x))
+
+
+def _erf_f32(b, x):
+    xc = _clamp_keep_nan(b, x, -4.0, 4.0)
+    z = b.fmul(xc, xc)
+    out = b.fdiv(b.fmul(xc, poly(b, z, _ERF_P)), poly(b, z, _ERF_Q))
+    # Tiny (incl. subnormal) x: erf x = 2x/sqrt(pi) to float32 precision, rounded once.
+    tiny = b.fcmp("olt", b.fabs(x), _c(b, 1e-8, x))
+    return b.select(tiny, b.fmul(x, _c(b, _TWO_OVER_SQRT_PI, x)), out)
+
+
+def _exp_minus_square(b, a):
+    """e**(-a^2) with a^2 = hi + lo exactly (fma), so no error grows with a."""
+    hi = b.fmul(a, a)
+    lo = b.fma(a, a, b.fneg(hi))
+    e = exp(b, b.fneg(hi))
+    return b.fsub(e, b.fmul(e, lo))
+
+
+def _erfc_cf(b, a, levels=60):
+    """erfc(a) for a >= 3 by its continued fraction, evaluated from the tail."""
+    f = a
+    for k in range(levels, 0, -1):
+        f = b.fadd(a, b.fdiv(_c(b, k / 2.0, a), f))
+    return b.fdiv(_exp_minus_square(b, a), b.fmul(f, _c(b, 1.7724538509055159, a)))
+
+
+def _erf_f64(b, x):
+    a = b.fabs(x)
+    three = _c(b, 3.0, x)
+    small = b.fcmp("olt", a, three)
+    s = b.select(small, a, three)
+    series = b.fmul(b.fmul(s, _c(b, _TWO_OVER_SQRT_PI, x)),
+                    b.fmul(_exp_minus_square(b, s), poly(b, b.fmul(s, s), _ERF_SERIES)))
+    big = b.select(small, three, b.minnum(a, _c(b, 30.0, x)))
+    tail = b.fsub(_c(b, 1.0, x), _erfc_cf(b, big))
+    out = b.copysign(b.select(small, series, tail), x)
+    return b.select(_isnan(b, x), x, out)
+
+
+def erf(b, x):
+    """erf: float32 by Eigen's rational on [-4, 4]; float64 by a positive-term series
+    below 3 and 1 - erfc (continued fraction) above."""
+    return _erf_f32(b, x) if x.type == T.f32 else _erf_f64(b, x)
+
+
+def erf_inv(b, x):
+    """Inverse erf: Giles' single-precision approximation; float64 adds two Newton steps."""
+    one = _c(b, 1.0, x)
+    a = b.fabs(x)
+    w = b.fneg(log(b, b.fmul(b.fsub(one, a), b.fadd(one, a))))
+    central = b.fcmp("olt", w, _c(b, 5.0, x))
+    pc = poly(b, b.fsub(w, _c(b, 2.5, x)), _GILES_CENTRAL)
+    wt = b.select(central, _c(b, 5.0, x), w)
+    pt = poly(b, b.fsub(b.sqrt(wt), _c(b, 3.0, x)), _GILES_TAIL)
+    y = b.fmul(b.select(central, pc, pt), x)
+    if x.type == T.f64:
+        for _ in range(2):
+            slope = b.fmul(_c(b, _TWO_OVER_SQRT_PI, x), _exp_minus_square(b, y))
+            y = b.fsub(y, b.fdiv(b.fsub(erf(b, y), x), slope))
+    inf = _c(b, float("inf"), x)
+    y = b.select(b.fcmp("oeq", a, one), b.copysign(inf, x), y)
+    y = b.select(b.fcmp("ogt", a, one), _c(b, float("nan"), x), y)
+    return b.select(b.fcmp("oeq", x, _c(b, 0.0, x)), x, y)
+
+
+def _is_int(b, y):
+    return b.fcmp("oeq", b.floor(y), y)
+
+
+def pow(b, x, y):
+    """x**y = e**(y log|x|) with C99/numpy special cases; float32 computes in float64."""
+    xd, yd = x, y
+    if x.type == T.f32:
+        xd, yd = b.fpext(x, T.f64), b.fpext(y, T.f64)
+    r = exp(b, b.fmul(yd, log(b, b.fabs(xd))))
+    if x.type == T.f32:
+        r = b.fptrunc(r, T.f32)
+    zero, one = _c(b, 0.0, x), _c(b, 1.0, x)
+    nan = _c(b, float("nan"), x)
+    neg_x = b.fcmp("olt", b.copysign(one, x), zero)
+    is_int = _is_int(b, y)
+    half = b.fmul(y, _c(b, 0.5, x))
+    odd = b.and_(is_int, b.fcmp("une", b.floor(half), half))
+    r = b.select(b.and_(neg_x, odd), b.fneg(r), r)
+    finite_y = b.fcmp("olt", b.fabs(y), _c(b, float("inf"), x))
+    # A negative finite base and a finite non-integer exponent: NaN (not for -0, -inf).
+    neg_finite = b.and_(b.fcmp("olt", x, zero), b.fcmp("ogt", x, _c(b, float("-inf"), x)))
+    r = b.select(b.and_(b.and_(neg_finite, b.xor(is_int, b.true())), finite_y), nan, r)
+    minus_one = b.fcmp("oeq", x, _c(b, -1.0, x))
+    inf_y = b.fcmp("oeq", b.fabs(y), _c(b, float("inf"), x))
+    r = b.select(b.and_(minus_one, inf_y), one, r)  # (-1)**inf = 1
+    r = b.select(b.or_(b.fcmp("oeq", y, zero), b.fcmp("oeq", x, one)), one, r)
+    return r
+
+
+FUNCTIONS = {
+    "exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "log1p": log1p,
+    "sin": sin, "cos": cos, "tan": tan, "atan": atan, "asin": asin, "acos": acos,
+    "sinh": sinh, "cosh": cosh, "tanh": tanh, "asinh": asinh, "acosh": acosh,
+    "atanh": atanh, "logistic": logistic, "cbrt": cbrt, "rsqrt": rsqrt, "erf": erf,
+    "erf_inv": erf_inv,
+}
+"""Unary expansions by primitive name (binary ones: ``pow``, ``atan2``)."""

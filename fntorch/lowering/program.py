@@ -1,0 +1,450 @@
+"""The compiled program: a list of steps over a list of buffers, run without the tracer.
+
+``build_program(plan)`` turns a fusion ``Plan`` into a ``Program``. Every value of the
+graph gets a *slot* in a frame (a Python list). Work that depends only on shapes is done
+once, when the program is built or a frame is made:
+
+- constants, literals, ``iota`` and every view or library call of constants only are
+  computed at build time;
+- intermediate kernel and matmul results that never reach the caller live in
+  *preallocated* buffers, one set per frame, reused on every call; the views of them a
+  kernel reads (broadcasts, transposes) are made once per frame;
+- results the caller receives are allocated fresh on every call (``np.empty``) and
+  never written again: tensors are immutable.
+
+A call takes a frame from a small pool (so concurrent calls from several threads each
+get their own buffers), copies it, stores the inputs, runs each step (a closure over
+slot indices), and returns the output slots.
+
+Donation: inputs named in ``donated`` may be written by a kernel that produces an
+output of the same shape and dtype, when the kernel reads that input (if at all) at the
+same index and no later step reads it. The caller passes a donated buffer only when
+nothing else references it (``jit`` checks), else a read-only view, which is never
+reused.
+"""
+
+from __future__ import annotations
+
+import operator
+from functools import partial
+
+import numpy as np
+
+from ..devices import cpu_impls
+from ..fx import dtypes as dt
+from ..fx.core import Tensor
+from ..fx.graph import Literal, Var
+from .fusion import KernelStep, LibraryStep, Plan
+
+CONST, LAYOUT, DYN = 0, 1, 2  # slot kinds: value fixed / buffer fixed / per call
+
+
+def _backend(name: str):
+    """``compile_kernel`` of the kernel compiler, or the numpy interpreter's."""
+    if name != "interpret":
+        try:
+            from .kernels import compile_kernel
+
+            return compile_kernel
+        except ImportError:
+            if name == "compiled":
+                raise
+    from .interpret import compile_kernel
+
+    return compile_kernel
+
+
+_kernel_cache: dict = {}
+
+
+def get_kernel(spec, backend: str = "auto"):
+    """The compiled kernel of ``spec`` (memoized per process and backend)."""
+    key = (spec, backend)
+    k = _kernel_cache.get(key)
+    if k is None:
+        k = _kernel_cache[key] = _backend(backend)(spec, target="cpu")
+    return k
+
+
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+def _adapter(shape, perm):
+    """``buf`` viewed as the kernel's iteration space: broadcast to ``shape``, permuted."""
+    ident = perm == tuple(range(len(perm)))
+
+    def view(buf):
+        v = np.broadcast_to(buf, shape)
+        return v if ident else v.transpose(perm)
+
+    return view
+
+
+class Program:
+    """A compiled graph: ``program(*flat_input_buffers) -> list of output buffers``."""
+
+    def __init__(self, n_inputs, proto, setup, steps, out_slots, kernels, plan):
+        self.n_inputs = n_inputs
+        self._proto = proto  # frame template after the inputs: constants filled in
+        self._setup = setup  # per-frame work: preallocation and views of it
+        self._steps = steps
+        self._out_slots = out_slots
+        self._get_outputs = (
+            (lambda env: [env[out_slots[0]]]) if len(out_slots) == 1
+            else (lambda env: list(operator.itemgetter(*out_slots)(env))) if out_slots
+            else (lambda env: [])
+        )  # fmt: skip
+        self.kernels = kernels
+        self.plan = plan
+        self._pool: list = []
+
+    def new_frame(self) -> list:
+        env = [None] * self.n_inputs + list(self._proto)
+        for f in self._setup:
+            f(env)
+        return env[self.n_inputs:]
+
+    def __call__(self, *bufs):
+        pool = self._pool
+        tpl = pool.pop() if pool else self.new_frame()
+        try:
+            env = [*bufs, *tpl]
+            for f in self._steps:
+                f(env)
+            return self._get_outputs(env)
+        finally:
+            pool.append(tpl)
+
+    @property
+    def n_steps(self) -> int:
+        return len(self._steps)
+
+
+class _Builder:
+    def __init__(self, plan: Plan, donated, backend):
+        self.plan = plan
+        g = plan.graph
+        self.graph = g
+        self.backend = backend
+        self.n_in = len(g.invars)
+        self.slot: dict[int, int] = {}
+        self.kind: list[int] = []
+        self.probe: list = []  # a frame built alongside, to try views on real buffers
+        self.setup: list = []
+        self.steps: list = []
+        self.kernels: list = []
+        for i, v in enumerate(g.invars):
+            self.slot[v.id] = i
+            self.kind.append(DYN)
+            self.probe.append(None)
+        self.donated = {i for i in donated if i < self.n_in}
+        self.escapes = self._escaping()
+        self.last_use = self._last_uses()
+        self.const_of = {v.id: c for v, c in zip(g.constvars, g.consts)}
+        # Inputs a library call reads: its result may be a view of them, so they are
+        # never donated.
+        self.library_read = {
+            r.id for s in plan.library_calls for r in map(self._root, s.eqn.inputs)
+            if isinstance(r, Var)
+        }
+
+    # ----------------------------------------------------------------- analysis
+
+    def _escaping(self) -> set:
+        """Vars whose buffer may be (a view of) a buffer handed to the caller."""
+        esc = {v.id for v in self.graph.outvars if isinstance(v, Var)}
+        lib = {id(s.eqn) for s in self.plan.library_calls}
+        for e in reversed(self.graph.eqns):
+            if e.outputs[0].id in self.plan.views or id(e) in lib:
+                if any(v.id in esc for v in e.outputs):
+                    esc.update(v.id for v in e.inputs if isinstance(v, Var))
+        return esc
+
+    def _root(self, v):
+        while isinstance(v, Var) and v.id in self.plan.views and self.plan.views[v.id].inputs:
+            v = self.plan.views[v.id].inputs[0]
+        return v
+
+    def _last_uses(self) -> dict:
+        last: dict[int, int] = {}
+        for i, s in enumerate(self.plan.steps):
+            ins = s.inputs if isinstance(s, KernelStep) else s.eqn.inputs
+            for v in ins:
+                r = self._root(v)
+                if isinstance(r, Var):
+                    last[r.id] = i
+        for v in self.graph.outvars:
+            r = self._root(v)
+            if isinstance(r, Var):
+                last[r.id] = len(self.plan.steps)
+        return last
+
+    # ------------------------------------------------------------------ slots
+
+    def new_slot(self, kind, value=None) -> int:
+        self.kind.append(kind)
+        self.probe.append(value)
+        return len(self.kind) - 1
+
+    def const_slot(self, value) -> int:
+        return self.new_slot(CONST, value)
+
+    def unary_view(self, fn, src: int) -> int:
+        """A slot holding ``fn(env[src])`` (a view): made at build time, per frame, or
+        per call, the earliest the source allows."""
+        k = self.kind[src]
+        if k == CONST:
+            return self.const_slot(fn(self.probe[src]))
+        if k == LAYOUT:
+            src_val = self.probe[src]
+            val = fn(src_val)
+            if val.size == 0 or np.may_share_memory(val, src_val):
+                out = self.new_slot(LAYOUT, val)
+                self.setup.append(_unary_step(fn, src, out))
+                return out
+        out = self.new_slot(DYN)
+        self.steps.append(_unary_step(fn, src, out))
+        return out
+
+    def value(self, v) -> int:
+        """The slot of graph value ``v``, materializing views on first use."""
+        if isinstance(v, Literal):
+            return self.const_slot(np.asarray(v.value))
+        s = self.slot.get(v.id)
+        if s is not None:
+            return s
+        if v.id in self.const_of:
+            c = self.const_of[v.id]
+            s = self.const_slot(c._value if isinstance(c, Tensor) else np.asarray(c))
+        elif v.id in self.plan.views:
+            e = self.plan.views[v.id]
+            fn = partial(cpu_impls[e.primitive], **e.params)
+            if e.inputs:
+                s = self.unary_view(fn, self.value(e.inputs[0]))
+            else:
+                s = self.const_slot(fn())
+        else:
+            raise AssertionError(f"value {v} is read before it is computed")
+        self.slot[v.id] = s
+        return s
+
+    # ------------------------------------------------------------------ steps
+
+    def kernel(self, idx: int, st: KernelStep):
+        kern = get_kernel(st.spec, self.backend)
+        self.kernels.append(kern)
+        shape, perm = tuple(st.logical_shape), tuple(st.perm)
+        ident = perm == tuple(range(len(perm)))
+        adapt = _adapter(shape, perm)
+        in_slots = []
+        for u in st.inputs:
+            src = self.value(u)
+            same = not isinstance(u, Literal) and tuple(u.aval.shape) == shape and ident
+            in_slots.append(src if same else self.unary_view(adapt, src))
+        it_shape, rows = st.iter_shape, st.rows
+        out_slots, fresh = [], []
+        for v, is_row in st.outputs:
+            oshape = rows if is_row else it_shape
+            dtype = np.dtype(v.aval.dtype)
+            if v.id in self.escapes:
+                slot = self.new_slot(DYN)
+                donor = self._donor(idx, st, oshape, dtype, is_row)
+                fresh.append((slot, oshape, dtype, donor))
+            else:
+                slot = self.new_slot(LAYOUT, np.empty(oshape, dtype))
+                self.setup.append(partial(_alloc, slot, oshape, dtype))
+            out_slots.append(slot)
+        self.steps.append(_kernel_step(kern, in_slots, out_slots, fresh))
+        inv = _inverse(perm)
+        for (v, is_row), slot in zip(st.outputs, out_slots):
+            if is_row and tuple(v.aval.shape) != tuple(rows):  # a keepdims-like form
+                self.slot[v.id] = self.unary_view(partial(np.reshape, shape=v.aval.shape), slot)
+            elif is_row or ident:
+                self.slot[v.id] = slot
+            else:
+                self.slot[v.id] = self.unary_view(partial(np.transpose, axes=inv), slot)
+
+    def _donor(self, idx, st: KernelStep, shape, dtype, is_row):
+        """A donated input slot this kernel output may reuse, or None."""
+        if is_row or st.perm != tuple(range(len(st.perm))):
+            return None
+        for i in sorted(self.donated):
+            v = self.graph.invars[i]
+            if v.aval.shape != shape or np.dtype(v.aval.dtype) != dtype:
+                continue
+            if v.id in self.escapes or v.id in self.library_read or (
+                self.last_use.get(v.id, -1) > idx
+            ):
+                continue
+            # The kernel may read it, but only at the index it writes.
+            if any(self._root(u) is v and u is not v for u in st.inputs):
+                continue
+            self.donated.discard(i)
+            return i
+        return None
+
+    def library(self, st: LibraryStep):
+        e = st.eqn
+        if e.primitive.name == "dot_general" and self._matmul(e):
+            return
+        ins = [self.value(u) for u in e.inputs]
+        fn = partial(cpu_impls[e.primitive], **e.params)
+        multi = e.primitive.multiple_results
+        if all(self.kind[i] == CONST for i in ins):
+            res = fn(*[self.probe[i] for i in ins])
+            for v, r in zip(e.outputs, res if multi else [res]):
+                self.slot[v.id] = self.const_slot(r)
+            return
+        outs = [self.new_slot(DYN) for _ in e.outputs]
+        for v, s in zip(e.outputs, outs):
+            self.slot[v.id] = s
+        self.steps.append(_call_step(fn, ins, outs, multi))
+
+    def _matmul(self, e) -> bool:
+        """dot_general as one (batched) matmul into a preallocated or fresh buffer."""
+        lhs, rhs = e.inputs
+        (lc, rc), (lb, rb) = e.params["dimension_numbers"]
+        dtype = np.dtype(lhs.aval.dtype)
+        pet = e.params["preferred_element_type"]
+        if dtype not in (dt.float32, dt.float64) or (pet is not None and np.dtype(pet) != dtype):
+            return False
+        ls, rs = lhs.aval.shape, rhs.aval.shape
+        lfree = [i for i in range(len(ls)) if i not in lc and i not in lb]
+        rfree = [i for i in range(len(rs)) if i not in rc and i not in rb]
+
+        def prod(sh, dims):
+            return int(np.prod([sh[d] for d in dims], dtype=np.int64))
+
+        b, m, n, k = prod(ls, lb), prod(ls, lfree), prod(rs, rfree), prod(ls, lc)
+        a_shape, b_shape, o_shape = (b, m, k), (b, k, n), (b, m, n)
+        if not lb:  # plain 2-d matmul: no batch loop in numpy
+            a_shape, b_shape, o_shape = (m, k), (k, n), (m, n)
+        a = self.unary_view(_perm_reshape((*lb, *lfree, *lc), a_shape), self.value(lhs))
+        bb = self.unary_view(_perm_reshape((*rb, *rc, *rfree), b_shape), self.value(rhs))
+        out = e.outputs[0]
+        if self.kind[a] == CONST and self.kind[bb] == CONST:
+            return False
+        if out.id in self.escapes:
+            slot = self.new_slot(DYN)
+            self.steps.append(_matmul_step(a, bb, slot, o_shape, dtype, fresh=True))
+        else:
+            slot = self.new_slot(LAYOUT, np.empty(o_shape, dtype))
+            self.setup.append(partial(_alloc, slot, o_shape, dtype))
+            self.steps.append(_matmul_step(a, bb, slot, o_shape, dtype, fresh=False))
+        self.slot[out.id] = self.unary_view(partial(np.reshape, shape=out.aval.shape), slot)
+        return True
+
+    def build(self) -> Program:
+        for idx, st in enumerate(self.plan.steps):
+            if isinstance(st, KernelStep):
+                self.kernel(idx, st)
+            else:
+                self.library(st)
+        out_slots = [self.value(v) for v in self.graph.outvars]
+        proto = [p if k == CONST else None for p, k in zip(self.probe, self.kind)][self.n_in:]
+        # Setup steps index the full frame; the frame kept in the pool drops the inputs.
+        return Program(self.n_in, proto, self.setup, self.steps, out_slots, self.kernels,
+                       self.plan)
+
+
+# --------------------------------------------------------------- step closures
+
+
+def _alloc(slot, shape, dtype, env):
+    env[slot] = np.empty(shape, dtype)
+
+
+def _unary_step(fn, src, out):
+    def step(env):
+        env[out] = fn(env[src])
+
+    return step
+
+
+def _call_step(fn, ins, outs, multi):
+    if multi:
+        def step(env):
+            for o, r in zip(outs, fn(*[env[i] for i in ins])):
+                env[o] = r
+        return step
+    (o,) = outs
+    if len(ins) == 1:
+        (a,) = ins
+
+        def step1(env):
+            env[o] = fn(env[a])
+
+        return step1
+    if len(ins) == 2:
+        a, b = ins
+
+        def step2(env):
+            env[o] = fn(env[a], env[b])
+
+        return step2
+
+    def stepn(env):
+        env[o] = fn(*[env[i] for i in ins])
+
+    return stepn
+
+
+def _perm_reshape(perm, shape):
+    ident = tuple(perm) == tuple(range(len(perm)))
+
+    def view(x):
+        return np.reshape(x if ident else np.transpose(x, perm), shape)
+
+    return view
+
+
+def _matmul_step(a, b, out, shape, dtype, fresh):
+    matmul, empty = np.matmul, np.empty
+    if fresh:
+        def step(env):
+            env[out] = matmul(env[a], env[b], out=empty(shape, dtype))
+        return step
+
+    def step_pre(env):
+        matmul(env[a], env[b], out=env[out])
+
+    return step_pre
+
+
+def _kernel_step(kern, in_slots, out_slots, fresh):
+    empty = np.empty
+    if not fresh:
+        def step(env):
+            kern([env[i] for i in in_slots], [env[o] for o in out_slots])
+        return step
+    if all(d is None for *_, d in fresh):
+        allocs = [(s, shape, dtype) for s, shape, dtype, _ in fresh]
+
+        def step_fresh(env):
+            for s, shape, dtype in allocs:
+                env[s] = empty(shape, dtype)
+            kern([env[i] for i in in_slots], [env[o] for o in out_slots])
+        return step_fresh
+
+    def step_donate(env):
+        for s, shape, dtype, donor in fresh:
+            buf = env[donor] if donor is not None else None
+            if buf is not None and buf.flags.writeable and buf.flags.c_contiguous and (
+                buf.shape == shape and buf.dtype == dtype
+            ):
+                env[s] = buf
+            else:
+                env[s] = empty(shape, dtype)
+        kern([env[i] for i in in_slots], [env[o] for o in out_slots])
+    return step_donate
+
+
+def build_program(plan: Plan, *, donated=(), backend: str = "auto") -> Program:
+    """The ``Program`` running ``plan``; ``donated``: flat input positions whose buffers
+    outputs may reuse; ``backend``: ``"auto"`` (the kernel compiler when importable),
+    ``"compiled"`` or ``"interpret"``."""
+    return _Builder(plan, donated, backend).build()

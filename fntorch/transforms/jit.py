@@ -1,0 +1,541 @@
+"""``ft.jit``: trace once per abstract signature, cache, run a compiled program.
+
+A call flattens its arguments (``fntorch.tree``) and builds the cache key: the pytree
+structure, the shape, dtype and weak type of every leaf (and its device when it is not
+the CPU), and the values of the static arguments. On a miss the function is staged out
+to a ``Graph`` (``trace_to_graph``), simplified, fused and compiled by
+``fntorch.lowering``; on a hit the compiled program runs on the input buffers directly,
+without re-entering the tracer.
+
+Composition: called with tracers (under ``grad``, ``vmap``, ``make_graph`` or another
+``jit``), the function is traced inline into the current trace, so ``grad(jit(f))``,
+``vmap(jit(f))``, ``jit(grad(f))``, ``jit(vmap(f))`` and ``jit(jit(f))`` are all
+correct. An inner ``jit`` under an outer transform is not compiled separately (yet):
+the outer transform sees its primitives.
+
+Python scalars passed as dynamic arguments are weak-typed traced values: ``f(x, 2.0)``
+and ``f(x, 3.0)`` share one trace and ``2.0`` never widens ``x``'s dtype.
+
+Donation (``donate_argnums``): the tensors of those arguments hand their buffers to the
+call, which may write an output into them (when the shapes and dtypes match and no
+other tensor or array still references the buffer). The donated tensors are invalid
+afterwards: using one raises ``RuntimeError``. Without donation a compiled program
+never writes into its inputs.
+
+Set ``FNTORCH_LOG_COMPILES=1`` or ``ft.config.update("log_compiles", True)`` to log,
+on the ``"fntorch.jit"`` logger, every trace and why it happened.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import os
+import sys
+import time
+import types
+from collections.abc import Callable
+
+import numpy as np
+import optree
+
+from .. import tree as tree_util
+from ..fx import dtypes as dt
+from ..fx.core import (
+    EVAL_TRACE,
+    ConcretizationError,
+    ShapedArray,
+    Tensor,
+    Tracer,
+    _new_tensor,
+    current_trace,
+    device_of_buffer,
+)
+from ..fx.graph import eval_graph, trace_to_graph
+from .api import _as_tensor
+
+__all__ = ["jit", "config"]
+
+logger = logging.getLogger("fntorch.jit")
+
+
+# ------------------------------------------------------------------------- config
+
+
+class Config:
+    """Process-wide jit settings: ``ft.config.update(name, value)``, read as attributes.
+
+    - ``log_compiles`` (bool, env ``FNTORCH_LOG_COMPILES``): log each trace and its cause.
+    - ``kernel_backend`` (env ``FNTORCH_KERNEL_BACKEND``): ``"auto"`` (the kernel
+      compiler when importable, else the numpy interpreter), ``"compiled"``,
+      ``"interpret"``.
+
+    >>> config.update("log_compiles", False)
+    >>> config.log_compiles
+    False
+    """
+
+    _CHOICES = {"kernel_backend": ("auto", "compiled", "interpret")}
+
+    def __init__(self):
+        env = os.environ.get
+        self._values = {
+            "log_compiles": env("FNTORCH_LOG_COMPILES", "0").lower() in ("1", "true", "yes"),
+            "kernel_backend": env("FNTORCH_KERNEL_BACKEND", "auto"),
+        }
+
+    def update(self, name: str, value) -> None:
+        if name not in self._values:
+            raise ValueError(
+                f"config.update: unknown option {name!r}; options: {sorted(self._values)}"
+            )
+        choices = self._CHOICES.get(name)
+        if choices and value not in choices:
+            raise ValueError(f"config.update: {name} must be one of {choices}, got {value!r}")
+        self._values[name] = value
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise AttributeError(f"config has no option {name!r}") from None
+
+
+config = Config()
+
+
+# ------------------------------------------------------------------- donated buffers
+
+
+_DONATED_MESSAGE = (
+    "this tensor was donated to a jit-compiled function (donate_argnums) and its buffer "
+    "was handed to that call; it can no longer be used. Keep using the function's "
+    "outputs instead, or do not donate the argument."
+)
+
+
+class _DonatedTensor(Tensor):
+    """The class a donated tensor takes after the call: every use of its value raises."""
+
+    __slots__ = ()
+
+    @property
+    def _value(self):
+        raise RuntimeError(_DONATED_MESSAGE)
+
+    def __repr__(self):
+        return "Tensor(<donated>)"
+
+
+def _invalidate(t: Tensor) -> None:
+    Tensor._value.__set__(t, None)  # drop the buffer: it now belongs to an output
+    t.__class__ = _DonatedTensor
+
+
+# References to a buffer while jit checks it: the tensor's slot, the list of input
+# buffers, the local name, and getrefcount's argument. More means someone else (a view,
+# a numpy array the user holds) still sees the buffer, so it is not reused.
+_EXCLUSIVE_REFS = 4
+
+
+# ---------------------------------------------------------------------- signatures
+
+
+def _aval_str(sig) -> str:
+    s = ShapedArray(sig[0], sig[1]).str_short()
+    if len(sig) > 2 and sig[2] is True:
+        s += "{weak}"
+    elif len(sig) > 2 and sig[2] is not False:
+        s += f"@{sig[2]}"
+    return s
+
+
+def _path_str(path) -> str:
+    return "".join(f"[{k!r}]" for k in path)
+
+
+class _Entry:
+    """A compiled signature: the program and what is needed to call it and explain it."""
+
+    __slots__ = ("program", "out_tree", "graph", "plan", "donate_flat", "key", "names",
+                 "trace_s", "compile_s", "eager", "single")
+
+    def __init__(self, **kw):
+        for k, v in kw.items():
+            setattr(self, k, v)
+
+
+class JitFunction:
+    """A function compiled by ``ft.jit`` (see ``jit``)."""
+
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self._name = getattr(fun, "__name__", type(fun).__name__)
+        nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
+        self._params = self._positional_names(fun)
+        # A static argument may come positionally or by keyword: know both spellings.
+        nums = set(nums)
+        names = set(names)
+        for i in list(nums):
+            if self._params is not None and 0 <= i < len(self._params):
+                names.add(self._params[i])
+        for n in list(names):
+            if self._params is not None and n in self._params:
+                nums.add(self._params.index(n))
+        if set(donate) & nums:
+            raise ValueError(
+                f"jit({self._name}): an argument cannot be both static and donated "
+                f"(static_argnums={tuple(sorted(nums))}, donate_argnums={donate})"
+            )
+        self._static_nums = tuple(sorted(nums))
+        self._static_names = frozenset(names)
+        self._donate = tuple(donate)
+        self._cache: dict = {}
+        self._last_key = None
+        self.stats = {"traces": 0, "hits": 0, "misses": 0}
+
+    @staticmethod
+    def _positional_names(fun):
+        try:
+            sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            return None
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        return [p.name for p in sig.parameters.values() if p.kind in kinds]
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __repr__(self):
+        return f"<jit({self._name})>"
+
+    # -------------------------------------------------------------------- keys
+
+    def _split(self, args, kwargs):
+        """(dynamic args, dynamic kwargs, static key part, static positions)."""
+        if not self._static_nums and not self._static_names:
+            return args, kwargs, (), ()
+        n = len(args)
+        pos = tuple(i for i in self._static_nums if i < n)
+        statics = []
+        for i in pos:
+            statics.append((i, args[i]))
+        dyn_kwargs = kwargs
+        if kwargs and self._static_names:
+            dyn_kwargs = {}
+            for k, v in kwargs.items():
+                if k in self._static_names:
+                    statics.append((k, v))
+                else:
+                    dyn_kwargs[k] = v
+        for where, v in statics:
+            try:
+                hash(v)
+            except TypeError:
+                raise TypeError(
+                    f"jit({self._name}): static argument {self._arg_name(where)} must be "
+                    f"hashable, got an unhashable {type(v).__name__} ({v!r:.80}); pass a tuple "
+                    "instead of a list, or make it a dynamic (traced) argument"
+                ) from None
+        dyn = tuple(a for i, a in enumerate(args) if i not in pos) if pos else args
+        key = tuple((w, type(v), v) for w, v in statics)
+        return dyn, dyn_kwargs, key, pos
+
+    def _arg_name(self, where) -> str:
+        if isinstance(where, str):
+            return where
+        if self._params is not None and where < len(self._params):
+            return self._params[where]
+        return f"argument {where}"
+
+    def _signature(self, args, kwargs):
+        """(key, flat buffers, leaves, split) or None when a leaf is a tracer.
+
+        Fast path, for positional CPU tensors only: the key's structure part is the
+        argument count, and optree is not called."""
+        if not kwargs and not self._static_nums:
+            sig = []
+            for a in args:
+                if type(a) is not Tensor:
+                    break
+                v = a._value
+                if type(v) is not np.ndarray:
+                    break
+                sig.append((v.shape, v.dtype))
+            else:
+                return (len(args), tuple(sig), ()), [a._value for a in args], args, (args, {}, ())
+        dyn, dyn_kwargs, static_key, pos = self._split(args, kwargs)
+        leaves, treedef = optree.tree_flatten(
+            (dyn, dyn_kwargs), none_is_leaf=False, namespace=tree_util.NAMESPACE
+        )
+        sig = []
+        bufs = []
+        for x in leaves:
+            if type(x) is Tensor:
+                v = x._value
+            elif isinstance(x, Tracer):
+                return None
+            elif isinstance(x, Tensor):
+                v = x._value
+            elif isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+                d, _ = dt.dtype_and_weak(x)
+                bufs.append(np.asarray(x, d))
+                sig.append(((), d, True))
+                continue
+            else:
+                v = _as_tensor(x, f"jit({self._name})")._value
+            bufs.append(v)
+            if type(v) is np.ndarray:
+                sig.append((v.shape, v.dtype))
+            else:
+                sig.append((v.shape, v.dtype, device_of_buffer(v)))
+        return (treedef, tuple(sig), static_key), bufs, leaves, (dyn, dyn_kwargs, pos)
+
+    # -------------------------------------------------------------------- calls
+
+    def __call__(self, *args, **kwargs):
+        if current_trace() is not EVAL_TRACE:
+            return self.fun(*args, **kwargs)  # inline into the enclosing transform
+        got = self._signature(args, kwargs)
+        if got is None:
+            return self.fun(*args, **kwargs)
+        key, bufs, leaves, split = got
+        try:
+            entry = self._cache[key]
+            self.stats["hits"] += 1
+        except KeyError:
+            entry = self._compile(key, args, kwargs, split)
+        return self._run(entry, bufs, leaves)
+
+    def _run(self, entry, bufs, leaves):
+        if entry.donate_flat:
+            for i in entry.donate_flat:
+                v = bufs[i]
+                if sys.getrefcount(v) > _EXCLUSIVE_REFS and isinstance(v, np.ndarray):
+                    v = v.view()
+                    v.flags.writeable = False  # someone else sees it: never reused
+                    bufs[i] = v
+                del v
+        outs = entry.program(*bufs)
+        for i in entry.donate_flat:
+            x = leaves[i]
+            if type(x) is Tensor:
+                _invalidate(x)
+        if entry.single:
+            return _new_tensor(outs[0])
+        return optree.tree_unflatten(entry.out_tree, [_new_tensor(o) for o in outs])
+
+    def _compile(self, key, args, kwargs, split) -> _Entry:
+        dyn, dyn_kwargs, pos = split
+        self.stats["misses"] += 1
+        names = self._leaf_names(dyn, dyn_kwargs, pos)
+        if config.log_compiles:
+            logger.warning("jit(%s): tracing because %s", self._name, self._explain(key, names))
+        t0 = time.perf_counter()
+        graph, out_tree = self._trace(key, args, kwargs, split, names)
+        self.stats["traces"] += 1
+        t1 = time.perf_counter()
+        donate_flat = self._donated_leaves(dyn, pos)
+        from ..lowering import build_program, partition, run_passes
+
+        eager = any(len(s) > 2 for s in key[1])  # a non-CPU device: no compiled program yet
+        g = run_passes(graph)
+        plan = partition(g)
+        if eager:
+            program = _EagerProgram(g)
+        else:
+            program = build_program(plan, donated=donate_flat, backend=config.kernel_backend)
+        entry = _Entry(program=program, out_tree=out_tree, graph=g, plan=plan,
+                       donate_flat=tuple(donate_flat) if not eager else (), key=key,
+                       names=names, trace_s=t1 - t0, compile_s=time.perf_counter() - t1,
+                       eager=eager, single=out_tree.is_leaf())
+        self._cache[key] = entry
+        self._last_key = key
+        return entry
+
+    def _trace(self, key, args, kwargs, split, names):
+        dyn, dyn_kwargs, pos = split
+        treedef = key[0]
+        if isinstance(treedef, int):  # the fast path's key: a flat tuple of tensors
+            treedef = optree.tree_structure(
+                (dyn, dyn_kwargs), none_is_leaf=False, namespace=tree_util.NAMESPACE
+            )
+        avals = [ShapedArray(s[0], s[1], len(s) > 2 and s[2] is True) for s in key[1]]
+        static_kwargs = {k: v for k, v in kwargs.items() if k in self._static_names}
+        fun, name = self.fun, self._name
+
+        def flat_fun(*xs):
+            d_args, d_kwargs = optree.tree_unflatten(treedef, list(xs))
+            it = iter(d_args)
+            full = [args[i] if i in pos else next(it) for i in range(len(args))]
+            out = fun(*full, **d_kwargs, **static_kwargs)
+            out_leaves, out_tree = tree_util.flatten(out)
+            return [_as_tensor(o, f"jit({name})") for o in out_leaves], out_tree
+
+        try:
+            return trace_to_graph(flat_fun, avals, name=f"jit({name})")
+        except ConcretizationError as e:
+            dyn_list = ", ".join(f"{n} ({_aval_str(s)})" for n, s in zip(names, key[1]))
+            raise ConcretizationError(
+                f"{e}\nWhile tracing jit({name}), whose traced (dynamic) arguments are "
+                f"{dyn_list or 'none'}: mark the argument this decision depends on static with "
+                f"ft.jit({name}, static_argnums=...) or static_argnames=... (static values must "
+                "be hashable; each new value traces again)."
+            ) from e
+
+    def _donated_leaves(self, dyn, pos) -> list:
+        if not self._donate:
+            return []
+        n_args = len(dyn) + len(pos)
+        want = {i % n_args for i in self._donate if -n_args <= i < n_args}
+        out, off, j = [], 0, 0
+        for i in range(n_args):
+            if i in pos:
+                continue
+            n = len(tree_util.leaves(dyn[j]))
+            if i in want:
+                out.extend(range(off, off + n))
+            off += n
+            j += 1
+        return out
+
+    # --------------------------------------------------------- explaining misses
+
+    def _leaf_names(self, dyn, dyn_kwargs, pos) -> list:
+        orig = [i for i in range(len(dyn) + len(pos)) if i not in pos]
+        paths, _, _ = optree.tree_flatten_with_path(
+            (dyn, dyn_kwargs), none_is_leaf=False, namespace=tree_util.NAMESPACE
+        )
+        names = []
+        for p in paths:
+            if p[0] == 0:
+                names.append(self._arg_name(orig[p[1]]) + _path_str(p[2:]))
+            else:
+                names.append(str(p[1]) + _path_str(p[2:]))
+        return names
+
+    def _explain(self, key, names) -> str:
+        last = self._last_key
+        if last is None:
+            return "it is called for the first time"
+        reasons = []
+        if last[0] != key[0]:
+            reasons.append("new pytree structure" + (
+                f": {last[0]} -> {key[0]}"
+                if not isinstance(last[0], int) and not isinstance(key[0], int) else ""
+            ))
+        else:
+            for n, a, b in zip(names, last[1], key[1]):
+                if a != b:
+                    reasons.append(f"{n}: {_aval_str(a)} -> {_aval_str(b)}")
+        old = {w: v for w, _, v in last[2]}
+        new = {w: v for w, _, v in key[2]}
+        for w in sorted(set(old) | set(new), key=str):
+            if w not in old or w not in new or old[w] != new[w] or type(old[w]) is not type(new[w]):
+                a = repr(old[w]) if w in old else "(absent)"
+                b = repr(new[w]) if w in new else "(absent)"
+                reasons.append(f"static argument {self._arg_name(w)}: {a} -> {b}")
+        return "; ".join(reasons) or "the cache was cleared"
+
+    # ------------------------------------------------------------------ public
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        """Traces and lowers at these arguments: ``.graph``, ``.as_text()``, ``.compile()``.
+
+        >>> import fntorch as ft
+        >>> lo = ft.jit(lambda x: ft.exp(x) + 1.0).lower(ft.ones(3))
+        >>> [e.primitive.name for e in lo.graph.eqns]
+        ['exp', 'add']
+        """
+        got = self._signature(args, kwargs)
+        if got is None:
+            raise TypeError(f"jit({self._name}).lower: arguments must be concrete, not tracers")
+        key, _, _, split = got
+        entry = self._cache.get(key) or self._compile(key, args, kwargs, split)
+        return Lowered(self, entry)
+
+    def _cache_size(self) -> int:
+        return len(self._cache)
+
+    def clear_cache(self) -> None:
+        """Forgets every compiled signature (the next call traces again)."""
+        self._cache.clear()
+        self._last_key = None
+
+
+class _EagerProgram:
+    """Runs the simplified graph eagerly (devices without compiled programs yet)."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.kernels = []
+
+    def __call__(self, *bufs):
+        outs = eval_graph(self.graph, *[_new_tensor(b) for b in bufs])
+        return [o._value for o in outs]
+
+
+class Lowered:
+    """The result of ``ft.jit(f).lower(*args)``.
+
+    ``graph``: the fx Graph after the passes; ``plan``: the fusion plan (its
+    ``summary()`` lists the kernels and library calls); ``as_text()``: the IR of every
+    kernel; ``compile()``: a callable with ``f``'s signature, for these argument types.
+    """
+
+    def __init__(self, jitted: JitFunction, entry: _Entry):
+        self._jitted = jitted
+        self._entry = entry
+        self.graph = entry.graph
+        self.plan = entry.plan
+
+    def as_text(self) -> str:
+        parts = []
+        for i, (step, kern) in enumerate(zip(self.plan.kernels, self._entry.program.kernels)):
+            prims = " ".join(e.primitive.name for e in step.eqns)
+            parts.append(f"// kernel {i}: {prims}\n{kern.as_text()}")
+        return "\n\n".join(parts)
+
+    def compile(self) -> Compiled:
+        return Compiled(self._jitted, self._entry)
+
+
+class Compiled:
+    """A compiled function for one argument signature; other signatures raise TypeError."""
+
+    def __init__(self, jitted: JitFunction, entry: _Entry):
+        self._jitted = jitted
+        self._entry = entry
+
+    def __call__(self, *args, **kwargs):
+        got = self._jitted._signature(args, kwargs)
+        if got is None or got[0] != self._entry.key:
+            raise TypeError(
+                f"this compiled jit({self._jitted._name}) was lowered for other argument types "
+                f"({', '.join(_aval_str(s) for s in self._entry.key[1])}); call the jit "
+                "function itself to compile for new ones"
+            )
+        return self._jitted._run(self._entry, got[1], got[2])
+
+
+def jit(fun: Callable, static_argnums=(), static_argnames=(), donate_argnums=()) -> JitFunction:
+    """Compiles ``fun``: traced once per abstract signature, then run as fused kernels.
+
+    ``static_argnums`` / ``static_argnames``: arguments that are Python values (hashable)
+    the function may branch on; each new value traces again. ``donate_argnums``:
+    arguments whose buffers outputs may reuse (the tensors are invalid after the call).
+
+    >>> import fntorch as ft
+    >>> f = ft.jit(lambda x, n: x * n if n > 1 else x, static_argnums=1)
+    >>> f(ft.ones(2), 3).tolist()
+    [3.0, 3.0]
+    >>> f._cache_size()
+    1
+    """
+    if not callable(fun):
+        raise TypeError(f"jit: expected a function, got {type(fun).__name__}")
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)

@@ -1,0 +1,138 @@
+"""Fusion: which kernels a graph becomes, and that index ops on a group's inputs are
+views (no copies, no extra steps)."""
+
+import numpy as np
+import pytest
+
+import fntorch as ft
+from fntorch.lowering import partition, run_passes
+from fntorch.lowering.fusion import KernelStep, LibraryStep
+from fntorch.lowering.interpret import run_spec
+from fntorch.transforms.jit import jit
+
+rng = np.random.default_rng(1)
+
+
+def T(*shape):
+    return ft.asarray(rng.standard_normal(shape).astype(np.float32))
+
+
+def plan_of(f, *args):
+    return partition(run_passes(ft.make_graph(f)(*args)))
+
+
+def layernorm(x, w, b):
+    m = ft.mean(x, axis=-1, keepdims=True)
+    v = ft.var(x, axis=-1, keepdims=True)
+    return (x - m) / ft.sqrt(v + 1e-5) * w + b
+
+
+def test_softmax_is_one_row_kernel():
+    p = plan_of(lambda x: ft.softmax(x, axis=-1), T(8, 16))
+    assert len(p.steps) == 1 and isinstance(p.steps[0], KernelStep)
+    spec = p.steps[0].spec
+    assert spec.reduce_rank == 1
+    assert [o.prim for o in spec.ops if o.prim.startswith("reduce")] == ["reduce_max", "reduce_sum"]
+
+
+def test_log_softmax_is_one_row_kernel():
+    p = plan_of(lambda x: ft.log_softmax(x, axis=-1), T(8, 16))
+    assert len(p.kernels) == 1 and not p.library_calls
+
+
+def test_layernorm_is_one_row_kernel():
+    p = plan_of(layernorm, T(8, 16), T(16), T(16))
+    assert len(p.steps) == 1 and p.steps[0].spec.reduce_rank == 1
+    assert len(p.steps[0].inputs) == 3  # x, w, b: nothing else is materialized
+
+
+def test_gelu_is_one_elementwise_kernel():
+    p = plan_of(lambda x: 0.5 * x * (1 + ft.tanh(0.79788456 * (x + 0.044715 * x**3))), T(64))
+    assert len(p.steps) == 1 and p.steps[0].spec.reduce_rank == 0
+
+
+def test_broadcasts_and_transposes_of_inputs_are_views(monkeypatch):
+    from fntorch.lowering import program as program_mod
+
+    seen = []
+    real = program_mod.get_kernel
+
+    def recording(spec, backend="auto"):
+        k = real(spec, backend)
+
+        def run(inputs, outputs):
+            seen.append(list(inputs))
+            k(inputs, outputs)
+
+        return run
+
+    monkeypatch.setattr(program_mod, "get_kernel", recording)
+
+    def f(x, b, c):
+        return ft.exp(x.T + b[None, :]) * c.reshape(1, 4) + x.T[::-1]
+
+    x, b, c = T(4, 3), T(4), T(4)
+    g = jit(f)
+    assert len(g.lower(x, b, c).plan.steps) == 1  # one kernel, no copy steps
+    np.testing.assert_allclose(np.asarray(g(x, b, c)), np.asarray(f(x, b, c)), rtol=1e-6)
+    (inputs,) = seen[-1:]
+    assert len(inputs) == 4
+    for a in inputs:  # every kernel input is a view of a caller's buffer
+        assert any(np.shares_memory(a, t._value) for t in (x, b, c))
+
+
+def test_reduction_over_leading_axis_is_a_permuted_row_kernel():
+    def batchnorm(x):
+        m = ft.mean(x, axis=(0, 2), keepdims=True)
+        v = ft.mean((x - m) ** 2, axis=(0, 2), keepdims=True)
+        return (x - m) / ft.sqrt(v + 1e-5)
+
+    x = T(4, 3, 5)
+    p = plan_of(batchnorm, x)
+    assert len(p.kernels) == 1 and p.kernels[0].perm == (1, 0, 2)
+    np.testing.assert_allclose(np.asarray(jit(batchnorm)(x)), np.asarray(batchnorm(x)),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_matmul_and_non_kernel_ops_are_library_steps():
+    p = plan_of(lambda a, b: ft.relu(a @ b + 1.0).cumsum(0), T(4, 5), T(5, 3))
+    kinds = [type(s).__name__ + ":" + (s.eqn.primitive.name if isinstance(s, LibraryStep) else "")
+             for s in p.steps]
+    assert kinds == ["LibraryStep:dot_general", "KernelStep:", "LibraryStep:cumsum"]
+
+
+def test_a_group_is_sealed_when_another_step_reads_it():
+    # exp(x) feeds a matmul and is used again after it: two kernels, in a valid order.
+    def f(x):
+        e = ft.exp(x)
+        return (e @ e) + e
+
+    x = T(4, 4)
+    p = plan_of(f, x)
+    assert [type(s).__name__ for s in p.steps] == ["KernelStep", "LibraryStep", "KernelStep"]
+    np.testing.assert_allclose(np.asarray(jit(f)(x)), np.asarray(f(x)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape,axis", [((6, 5), -1), ((6, 5), 0), ((2, 3, 4), (0, 2))])
+def test_specs_agree_with_the_interpreter(shape, axis):
+    """Every kernel spec of a plan, run by the interpreter and by the compiled program."""
+    f = lambda x: ft.exp(x - ft.max(x, axis=axis, keepdims=True)).sum(axis=axis) * 2.0
+    x = T(*shape)
+    p = plan_of(f, x)
+    for st in p.kernels:
+        assert st.spec.reduce_rank == (1 if isinstance(axis, int) else 2)
+    np.testing.assert_allclose(np.asarray(jit(f)(x)), np.asarray(f(x)), rtol=1e-5)
+    # the interpreter is the spec's reference semantics
+    (st,) = p.kernels
+    xv = np.asarray(x).transpose(st.perm)
+    out = [np.empty(st.rows if row else st.iter_shape, np.float32) for _, row in st.outputs]
+    run_spec(st.spec, [xv], out)
+    np.testing.assert_allclose(out[0], np.asarray(f(x)) if len(out) == 1 else out[0], rtol=1e-5)
+
+
+def test_every_primitive_has_a_lowering_rule():
+    from fntorch.lowering.table import all_primitives, lowering_table
+
+    missing = sorted(n for n, p in all_primitives().items() if p not in lowering_table)
+    assert not missing, f"primitives without a lowering rule: {missing}"
+    assert set(lowering_table.values()) <= {"kernel", "index", "library"}

@@ -1,0 +1,315 @@
+"""ft.jit: caching, retracing and its log, static and donated arguments, pytrees,
+composition with the other transforms, lower/compile, and the W-workloads against eager."""
+
+import logging
+import threading
+
+import numpy as np
+import pytest
+
+import fntorch as ft
+from fntorch.transforms.jit import config, jit
+
+rng = np.random.default_rng(0)
+
+
+def T(*shape, dtype=np.float32):
+    return ft.asarray(rng.standard_normal(shape).astype(dtype))
+
+
+def close(a, b, rtol=1e-5, atol=1e-6):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol)
+
+
+# ------------------------------------------------------------------------ caching
+
+
+def test_one_trace_per_signature_and_retrace_on_shape_dtype():
+    f = jit(lambda x: ft.sin(x) * 2.0 + 1.0)
+    x = T(3)
+    for _ in range(3):
+        close(f(x), ft.sin(x) * 2.0 + 1.0)
+    assert f.stats == {"traces": 1, "hits": 2, "misses": 1} and f._cache_size() == 1
+    f(T(4))
+    f(ft.asarray(np.ones(4, np.float64)))
+    assert f.stats["traces"] == 3 and f._cache_size() == 3
+    f(T(4))
+    assert f.stats["traces"] == 3
+
+
+def test_log_says_why_it_retraced(caplog):
+    f = jit(lambda x, n: x * n, static_argnums=1)
+    config.update("log_compiles", True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="fntorch.jit"):
+            f(T(3), 2)
+            f(T(4), 2)
+            f(T(4), 3)
+            f(T(4), 3)
+    finally:
+        config.update("log_compiles", False)
+    msgs = [r.getMessage() for r in caplog.records if r.name == "fntorch.jit"]
+    assert len(msgs) == 3
+    assert "first time" in msgs[0]
+    assert "x: f32[3] -> f32[4]" in msgs[1]
+    assert "static argument n: 2 -> 3" in msgs[2]
+
+
+def test_log_new_pytree_structure(caplog):
+    f = jit(lambda t: ft.tree.leaves(t)[0] * 2.0)
+    config.update("log_compiles", True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="fntorch.jit"):
+            f((T(2),))
+            f({"a": T(2)})
+    finally:
+        config.update("log_compiles", False)
+    assert "new pytree structure" in caplog.records[-1].getMessage()
+
+
+def test_python_scalars_are_weak_and_do_not_retrace():
+    f = jit(lambda x, s: x * s)
+    x = T(3)
+    assert f(x, 2.0).dtype == ft.float32
+    close(f(x, 3.0), x * 3.0)
+    assert f.stats["traces"] == 1
+    assert jit(lambda x, s: x + s)(ft.asarray(np.ones(2, np.int32)), 1).dtype == ft.int32
+
+
+def test_outputs_are_never_written_again():
+    f = jit(lambda x: ft.exp(ft.exp(x) + 1.0) * 2.0)
+    a = f(ft.zeros(5))
+    before = a.numpy().copy()
+    f(ft.ones(5))
+    np.testing.assert_array_equal(a.numpy(), before)
+
+
+def test_inputs_never_written_without_donation():
+    x = T(4, 4)
+    before = x.numpy().copy()
+    jit(lambda x: ft.exp(x) - 1.0)(x)
+    np.testing.assert_array_equal(x.numpy(), before)
+
+
+def test_identity_constant_and_literal_outputs():
+    c = T(3)
+    f = jit(lambda x: (x, c, ft.asarray(2.0), x.T))
+    x = T(2, 3)
+    a, b, d, e = f(x)
+    close(a, x), close(b, c), close(d, 2.0), close(e, x.numpy().T)
+
+
+def test_threads_get_their_own_buffers():
+    f = jit(lambda x: ft.tanh(ft.exp(x) * 0.5).sum())
+    xs = [ft.full((64,), float(i) / 10) for i in range(8)]
+    want = [float(ft.tanh(ft.exp(x) * 0.5).sum()) for x in xs]
+    got = [None] * 8
+
+    def work(i):
+        for _ in range(50):
+            got[i] = float(f(xs[i]))
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+# ------------------------------------------------------------ static arguments
+
+
+def test_static_argnums_and_argnames():
+    def f(x, n, mode="add"):
+        return x + n if mode == "add" else x * n
+
+    g = jit(f, static_argnums=1, static_argnames="mode")
+    x = T(3)
+    close(g(x, 2), x + 2)
+    close(g(x, 2, mode="mul"), x * 2)
+    close(g(x, n=3), x + 3)  # static by name too
+    assert g.stats["traces"] == 3
+    g(x, 2, mode="mul")
+    assert g.stats["traces"] == 3
+
+
+def test_unhashable_static_names_the_argument():
+    g = jit(lambda x, shape: x.reshape(shape), static_argnums=1)
+    with pytest.raises(TypeError, match="static argument shape must be hashable"):
+        g(T(4), [2, 2])
+    assert g(T(4), (2, 2)).shape == (2, 2)
+
+
+def test_concretization_error_names_static_argnums():
+    def f(x, n):
+        return x * 2 if n > 0 else x
+
+    with pytest.raises(ft.ConcretizationError, match="static_argnums") as e:
+        jit(f)(T(2), ft.asarray(1.0))
+    assert "n (f32[])" in str(e.value)
+    x = T(2)
+    close(jit(f, static_argnums=1)(x, 1), x * 2)
+    close(jit(f, static_argnames="n")(x, n=-1), x)
+
+
+# ------------------------------------------------------------------- donation
+
+
+def test_donation_reuses_the_buffer_and_invalidates_the_tensor():
+    f = jit(lambda x, y: ft.exp(x) + y, donate_argnums=0)
+    x = ft.asarray(np.zeros((8, 8), np.float32))
+    y = T(8, 8)
+    buf_id = id(x._value)
+    out = f(x, y)
+    assert id(out._value) == buf_id  # the output was written into x's buffer
+    close(out, 1.0 + y.numpy())
+    with pytest.raises(RuntimeError, match="donated"):
+        x + 1.0
+    with pytest.raises(RuntimeError, match="donated"):
+        x.numpy()
+
+
+def test_donation_skipped_while_someone_else_sees_the_buffer():
+    f = jit(lambda x: ft.exp(x), donate_argnums=0)
+    x = ft.asarray(np.zeros(4, np.float32))
+    view = x.numpy()  # a live view of the buffer
+    out = f(x)
+    np.testing.assert_array_equal(view, 0.0)  # not overwritten
+    close(out, 1.0)
+
+
+# ---------------------------------------------------------- pytrees and kwargs
+
+
+def test_pytrees_and_kwargs():
+    def f(params, x, *, scale):
+        return {"y": (params["w"] * x + params["b"]) * scale, "n": [x.sum()]}
+
+    g = jit(f)
+    p = {"w": T(3), "b": T(3)}
+    x = T(3)
+    got = g(p, x, scale=2.0)
+    want = f(p, x, scale=2.0)
+    close(got["y"], want["y"]), close(got["n"][0], want["n"][0])
+    g(p, x, scale=3.0)
+    assert g.stats["traces"] == 1
+
+
+# ------------------------------------------------------------------ composition
+
+
+def loss(x):
+    return (ft.sin(x) ** 2 * ft.exp(-x)).sum()
+
+
+def test_grad_of_jit_and_jit_of_grad():
+    x = T(5)
+    want = ft.grad(loss)(x)
+    close(ft.grad(jit(loss))(x), want)
+    close(jit(ft.grad(loss))(x), want)
+    close(jit(jit(ft.grad(loss)))(x), want)
+
+
+def test_vmap_of_jit_and_jit_of_vmap():
+    x = T(4, 5)
+    f = lambda r: ft.softmax(r, axis=-1) * r.sum()
+    want = ft.vmap(f)(x)
+    close(ft.vmap(jit(f))(x), want)
+    close(jit(ft.vmap(f))(x), want)
+
+
+def test_jit_inside_make_graph_is_inlined():
+    g = ft.make_graph(lambda x: jit(ft.sin)(x) + 1.0)(T(3))
+    assert [e.primitive.name for e in g.eqns] == ["sin", "add"]
+
+
+# ------------------------------------------------------------- lower / compile
+
+
+def test_lower_graph_text_and_compile():
+    f = jit(lambda x, y: ft.exp(x) * y + 1.0)
+    x, y = T(4, 3), T(3)
+    lo = f.lower(x, y)
+    assert [e.primitive.name for e in lo.graph.eqns] == ["exp", "mul", "add"]
+    assert len(lo.plan.kernels) == 1
+    text = lo.as_text()
+    assert "kernel 0: exp mul add" in text and len(text) > 50
+    c = lo.compile()
+    close(c(x, y), ft.exp(x) * y + 1.0)
+    with pytest.raises(TypeError, match="lowered for other argument types"):
+        c(T(5, 3), y)
+
+
+# --------------------------------------------------------------- W-workloads
+
+
+def gelu(x):
+    return 0.5 * x * (1 + ft.tanh(0.7978845608 * (x + 0.044715 * x**3)))
+
+
+def layernorm(x, w, b):
+    m = ft.mean(x, axis=-1, keepdims=True)
+    v = ft.var(x, axis=-1, keepdims=True)
+    return (x - m) / ft.sqrt(v + 1e-5) * w + b
+
+
+def mlp_loss(params, x, labels):
+    h = x
+    for i, (w, b) in enumerate(params):
+        h = h @ w + b
+        if i < len(params) - 1:
+            h = ft.relu(h)
+    logp = ft.log_softmax(h, axis=-1)
+    onehot = (labels[:, None] == ft.arange(h.shape[-1])).astype(h.dtype)
+    return -(logp * onehot).sum() / x.shape[0]
+
+
+def mlp_params(sizes):
+    return [(T(a, b) * (1 / np.sqrt(a)), T(b) * 0.1) for a, b in zip(sizes[:-1], sizes[1:])]
+
+
+def sgd_step(params, x, labels):
+    g = ft.grad(mlp_loss)(params, x, labels)
+    return ft.tree.map(lambda p, d: p - 0.01 * d, params, g)
+
+
+@pytest.mark.parametrize("name", ["gelu", "softmax", "layernorm"])
+def test_elementwise_workloads(name):
+    x = T(16, 32)
+    if name == "gelu":
+        f, args = gelu, (x,)
+    elif name == "softmax":
+        f, args = (lambda x: ft.softmax(x, axis=-1)), (x,)
+    else:
+        f, args = layernorm, (x, T(32), T(32))
+    close(jit(f)(*args), f(*args), rtol=2e-5, atol=2e-6)
+
+
+def test_mlp_training_step():
+    params = mlp_params([20, 16, 16, 10])
+    x = T(8, 20)
+    labels = ft.asarray(rng.integers(0, 10, 8))
+    got = jit(sgd_step)(params, x, labels)
+    want = sgd_step(params, x, labels)
+    for g, w in zip(ft.tree.leaves(got), ft.tree.leaves(want)):
+        close(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_per_example_grads():
+    params = mlp_params([12, 8, 10])
+    x = T(6, 12)
+    labels = ft.asarray(rng.integers(0, 10, 6))
+
+    def one(p, xi, li):
+        return mlp_loss(p, xi[None], li[None])
+
+    f = ft.vmap(ft.grad(one), in_axes=(None, 0, 0))
+    got, want = jit(f)(params, x, labels), f(params, x, labels)
+    for g, w in zip(ft.tree.leaves(got), ft.tree.leaves(want)):
+        close(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_hessian():
+    W = T(20, 20) * 0.2
+    f = lambda x: (ft.tanh(W @ x) ** 2).sum()
+    x = T(20)
+    close(jit(ft.hessian(f))(x), ft.hessian(f)(x), rtol=1e-4, atol=1e-5)
