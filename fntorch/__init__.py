@@ -8,12 +8,14 @@ and ``jit`` are composable transforms over one small set of primitives.
 [2.0, 4.0]
 """
 
-from . import fx, tree
+from . import fx, ops, transforms, tree
+
+# `ft.devices` is the function; the room stays importable as `fntorch.devices`.
+from .devices import default_device, device, devices
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
 from .fx.dtypes import (
     bfloat16,
-    bool_ as bool,  # noqa: A001 - the public dtype name
     finfo,
     float0,
     float16,
@@ -30,12 +32,10 @@ from .fx.dtypes import (
     uint32,
     uint64,
 )
-from . import devices, ops
-from .devices import default_device, device, devices as _devices_fn
-from . import transforms
-from .transforms.api import *  # noqa: F403
+from .fx.dtypes import (
+    bool_ as bool,  # noqa: A001 - the public dtype name
+)
 from .ops.api import *  # noqa: F403
-
-devices = _devices_fn  # the function; the room stays importable as fntorch.devices
+from .transforms.api import *  # noqa: F403
 
 __version__ = "0.1.0"

@@ -113,9 +113,7 @@ def tree_prefix_broadcast(prefix, tree, what: str) -> list:
     Raises ``ValueError`` naming both structures when ``prefix`` is not a prefix.
     """
     try:
-        return optree.broadcast_prefix(
-            prefix, tree, none_is_leaf=True, namespace=NAMESPACE
-        )
+        return optree.broadcast_prefix(prefix, tree, none_is_leaf=True, namespace=NAMESPACE)
     except ValueError as e:
         raise ValueError(
             f"{what} must be a tree prefix of the arguments: {what} has structure "

@@ -36,7 +36,12 @@ def assert_close(got, expected, *, rtol, atol, exact=False, what=""):
         return
     r, a = tolerance(got.dtype, rtol, atol)
     np.testing.assert_allclose(
-        got.astype(np.float64), expected.astype(np.float64), rtol=r, atol=a, equal_nan=True, err_msg=what
+        got.astype(np.float64),
+        expected.astype(np.float64),
+        rtol=r,
+        atol=a,
+        equal_nan=True,
+        err_msg=what,
     )
 
 

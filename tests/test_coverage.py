@@ -29,8 +29,14 @@ def all_primitives():
     )
 
     prims = {}
-    for m in (_prims_elementwise, _prims_structural, _prims_indexing, _prims_reduce,
-              _prims_linalg, custom):
+    for m in (
+        _prims_elementwise,
+        _prims_structural,
+        _prims_indexing,
+        _prims_reduce,
+        _prims_linalg,
+        custom,
+    ):
         for v in vars(m).values():
             if isinstance(v, Primitive):
                 prims[v.name] = v

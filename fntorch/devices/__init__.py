@@ -1,4 +1,4 @@
 """Devices and their eager impls. Importing this registers every CPU impl."""
 
+from . import cpu_elementwise, cpu_indexing, cpu_linalg, cpu_reduce, cpu_structural  # noqa: E402
 from ._device import CPU, Device, cpu_impls, default_device, device, devices, get_default_device
-from . import cpu_elementwise, cpu_structural, cpu_indexing, cpu_reduce, cpu_linalg  # noqa: E402

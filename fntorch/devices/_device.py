@@ -20,7 +20,9 @@ class Device:
 
     __slots__ = ("platform", "index", "impls", "_to_buffer", "_to_host", "__weakref__")
 
-    def __init__(self, platform: str, index: int, impls: dict, to_buffer: Callable, to_host: Callable):
+    def __init__(
+        self, platform: str, index: int, impls: dict, to_buffer: Callable, to_host: Callable
+    ):
         self.platform = platform
         self.index = index
         self.impls = impls
@@ -110,7 +112,9 @@ def device(spec) -> Device:
                 "(CUDA support needs a GPU and the `cuda` extra: pip install 'fntorch[cuda]')"
             )
         return found[0]
-    raise ValueError(f"device: unknown device type {platform!r} in {spec!r}; expected 'cpu' or 'cuda'")
+    raise ValueError(
+        f"device: unknown device type {platform!r} in {spec!r}; expected 'cpu' or 'cuda'"
+    )
 
 
 def get_default_device() -> Device:

@@ -135,9 +135,20 @@ cpu_impls[ew.pow_p] = _pow
 
 
 def _integer_pow(x, *, y):
-    if y >= 0 or _is_int(x):
-        return np.power(x, np.asarray(y, x.dtype)[()])
-    return np.reciprocal(np.power(x, np.asarray(-y, x.dtype)[()]))
+    if not _is_int(x):
+        # A Python int exponent keeps x's dtype; one rounding, unlike repeated products.
+        return np.power(x, y) if y >= 0 else np.reciprocal(np.power(x, -y))
+    # Square and multiply: wraps like the integer products it stands for, for any y.
+    out = np.ones_like(x)
+    base = np.asarray(x)
+    with np.errstate(all="ignore"):
+        while y:
+            if y & 1:
+                out = np.multiply(out, base)
+            y >>= 1
+            if y:
+                base = np.multiply(base, base)
+    return out
 
 
 cpu_impls[ew.integer_pow_p] = _integer_pow
@@ -204,6 +215,7 @@ cpu_impls[ew.rsqrt_p] = _rsqrt
 
 
 def _select_n(which, *cases):
+    # An int32 selector out of range picks the nearest case (clipped), never an error.
     if len(cases) == 1:
         shape = np.broadcast_shapes(np.shape(which), np.shape(cases[0]))
         return np.array(np.broadcast_to(cases[0], shape))

@@ -51,7 +51,14 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, preferred_element_type):
     k = _prod([lhs.shape[d] for d in lc])
     a = np.transpose(lhs, (*lb, *lfree, *lc)).astype(cdt, copy=False).reshape(bsz, m, k)
     b = np.transpose(rhs, (*rb, *rc, *rfree)).astype(cdt, copy=False).reshape(bsz, k, n)
-    res = np.matmul(a, b)
+    if k == 1:
+        # An outer product (per-example gradients of a dense layer): numpy's matmul
+        # runs k=1 through a slow non-BLAS loop; a broadcast multiply streams it.
+        res = np.multiply(a, b.reshape(bsz, 1, n))
+    elif bsz == 1:
+        res = np.matmul(a[0], b[0])
+    else:
+        res = np.matmul(a, b)
     return res.reshape(out_shape).astype(out_dtype, copy=False)
 
 

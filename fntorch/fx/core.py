@@ -147,7 +147,9 @@ class Primitive:
         try:
             rule = abstract_eval_rules[self]
         except KeyError:
-            raise NotImplementedError(f"primitive {self.name!r} has no abstract-eval rule") from None
+            raise NotImplementedError(
+                f"primitive {self.name!r} has no abstract-eval rule"
+            ) from None
         return rule(*avals, **params)
 
     def __repr__(self):

@@ -172,8 +172,10 @@ def result_type(*args) -> np.dtype:
     """The dtype of combining ``args`` (tensors, dtypes, Python scalars).
 
     >>> import fntorch as ft
-    >>> ft.result_type(ft.float32, 2.0), ft.result_type(ft.int32, 1), ft.result_type(ft.int8, ft.uint8)
-    (dtype('float32'), dtype('int32'), dtype('int16'))
+    >>> ft.result_type(ft.float32, 2.0), ft.result_type(ft.int32, 1)
+    (dtype('float32'), dtype('int32'))
+    >>> ft.result_type(ft.int8, ft.uint8)
+    dtype('int16')
     """
     return dtype_and_weak(*args)[0]
 

@@ -155,9 +155,7 @@ def eval_graph(graph: Graph, *args) -> list:
     [2.0, 2.0]
     """
     if len(args) != len(graph.invars):
-        raise TypeError(
-            f"eval_graph: the graph takes {len(graph.invars)} inputs, got {len(args)}"
-        )
+        raise TypeError(f"eval_graph: the graph takes {len(graph.invars)} inputs, got {len(args)}")
     env: dict[int, object] = {}
     for v, x in zip(graph.constvars, graph.consts):
         env[v.id] = x
@@ -227,6 +225,9 @@ class GraphTrace(Trace):
             isinstance(x, np.ndarray) and x.ndim == 0
         ):
             return Literal(x, get_aval(x))
+        elif type(x) is Tensor and x.ndim == 0 and isinstance(x._value, (np.ndarray, np.generic)):
+            # Scalar constants are written into the equation, as JAX does.
+            return Literal(x._value[()], get_aval(x))
         var = self._const_ids.get(id(x))
         if var is None:
             var = Var(get_aval(x).strong())
@@ -244,7 +245,9 @@ class GraphTrace(Trace):
         try:
             rule = abstract_eval_rules[prim]
         except KeyError:
-            raise NotImplementedError(f"primitive {prim.name!r} has no abstract-eval rule") from None
+            raise NotImplementedError(
+                f"primitive {prim.name!r} has no abstract-eval rule"
+            ) from None
         with set_current_trace(self.parent):
             out_avals = rule(*[v.aval for v in inputs], **params)
         if not prim.multiple_results:
@@ -256,7 +259,9 @@ class GraphTrace(Trace):
 
     def to_graph(self, outputs) -> Graph:
         outvars = [self.lift(o) for o in outputs]
-        return Graph(list(self.invars), outvars, list(self.eqns), list(self.constvars), list(self.consts))
+        return Graph(
+            list(self.invars), outvars, list(self.eqns), list(self.constvars), list(self.consts)
+        )
 
 
 def trace_to_graph(fun, in_avals, *, name: str = "make_graph", stage_all: bool = True):

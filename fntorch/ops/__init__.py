@@ -1,6 +1,12 @@
 """The primitive set and the Array API / PyTorch-named functions built on it."""
 
-from . import _prims_elementwise, _prims_indexing, _prims_linalg, _prims_reduce, _prims_structural
-from . import lax
-from . import api
-from . import _tensor  # attaches operators and methods to Tensor
+from . import (
+    _prims_elementwise,
+    _prims_indexing,
+    _prims_linalg,
+    _prims_reduce,
+    _prims_structural,
+    _tensor,  # attaches operators and methods to Tensor
+    api,
+    lax,
+)

@@ -321,6 +321,8 @@ def integer_pow(x, y: int):
     """
     if _is_py_scalar(x):
         x = _lift_scalar(x)
+    if int(y) == 1:
+        return x
     return integer_pow_p.bind(x, y=int(y))
 
 

@@ -6,6 +6,7 @@ lifting: callers pass operands of the dtypes the primitive wants.
 
 import numpy as np
 
+from ..fx.core import Tensor
 from ._prims_elementwise import *  # noqa: F403
 from ._prims_indexing import *  # noqa: F403
 from ._prims_linalg import *  # noqa: F403
@@ -16,4 +17,7 @@ from ._prims_structural import broadcast_in_dim
 
 def full(shape, value, dtype):
     """A tensor of ``shape`` filled with ``value`` (a broadcast scalar, not a copy)."""
-    return broadcast_in_dim(np.asarray(value, dtype=dtype)[()], tuple(shape), ())
+    scalar = np.asarray(value, dtype=dtype)
+    if not shape:
+        return Tensor(scalar)
+    return broadcast_in_dim(scalar[()], tuple(shape), ())

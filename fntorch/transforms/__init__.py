@@ -1,6 +1,18 @@
 """Transforms: autodiff, vmap, staging. Importing this registers every rule."""
 
-from . import ad, batching
-from . import jvp_elementwise, jvp_indexing, jvp_linalg, jvp_reduce, jvp_structural
-from . import vmap_elementwise, vmap_indexing, vmap_linalg, vmap_reduce, vmap_structural
-from . import custom, api
+from . import (
+    ad,
+    api,
+    batching,
+    custom,
+    jvp_elementwise,
+    jvp_indexing,
+    jvp_linalg,
+    jvp_reduce,
+    jvp_structural,
+    vmap_elementwise,
+    vmap_indexing,
+    vmap_linalg,
+    vmap_reduce,
+    vmap_structural,
+)

@@ -295,8 +295,10 @@ def backward_pass(graph, cts_out: list) -> list:
         for v, a, c in zip(eqn.inputs, args, cts_in):
             if type(a) is UndefinedPrimal:
                 write(v, c)
-    return [ct_env.get(v.id, Zero(tangent_aval(v.aval))) if isinstance(v, Var) else None
-            for v in graph.invars]
+    return [
+        ct_env.get(v.id, Zero(tangent_aval(v.aval))) if isinstance(v, Var) else None
+        for v in graph.invars
+    ]
 
 
 # -------------------------------------------------------------------- linearize
@@ -340,8 +342,9 @@ def linearize_flat(fun, primals: list, name="vjp"):
 
     lin = GraphTrace(current_trace(), stage_all=False, name=name)
     diff = [is_differentiable(p) for p in primals]
-    tangents = [lin.new_arg(tangent_aval(get_aval(p))) if d else Zero.like(p)
-                for p, d in zip(primals, diff)]
+    tangents = [
+        lin.new_arg(tangent_aval(get_aval(p))) if d else Zero.like(p) for p, d in zip(primals, diff)
+    ]
     try:
         with set_current_trace(lin):
             pouts, touts = jvp_flat(fun, primals, tangents, name)
@@ -361,5 +364,7 @@ def linearize_flat(fun, primals: list, name="vjp"):
 def graph_outvars_transpose(graph, cts):
     """`backward_pass` where outvars may be ``None`` (outputs with no tangent)."""
     pairs = [(v, c) for v, c in zip(graph.outvars, cts) if v is not None]
-    sub = type(graph)(graph.invars, [v for v, _ in pairs], graph.eqns, graph.constvars, graph.consts)
+    sub = type(graph)(
+        graph.invars, [v for v, _ in pairs], graph.eqns, graph.constvars, graph.consts
+    )
     return backward_pass(sub, [c for _, c in pairs])

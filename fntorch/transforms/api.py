@@ -66,7 +66,9 @@ def _flat_fun(fun, in_tree, out_box, where, has_aux=False):
         out = fun(*tree_util.unflatten(in_tree, xs))
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError(f"{where} with has_aux=True: the function must return (output, aux)")
+                raise TypeError(
+                    f"{where} with has_aux=True: the function must return (output, aux)"
+                )
             out, aux = out
             aux_leaves, out_box["aux_tree"] = tree_util.flatten(aux)
         else:
@@ -95,7 +97,8 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
     flat_t, t_tree = tree_util.flatten(tuple(tangents))
     if t_tree != in_tree:
         raise ValueError(
-            f"jvp: tangents must have the structure of primals; primals {in_tree}, tangents {t_tree}"
+            "jvp: tangents must have the structure of primals; "
+            f"primals {in_tree}, tangents {t_tree}"
         )
     flat_t = [_tangent_in(p, t) for p, t in zip(flat_p, flat_t)]
     box: dict = {}
@@ -147,8 +150,10 @@ def linearize(fun: Callable, *primals):
         live = [v for v in graph.outvars if v is not None]
         sub = Graph(graph.invars, live, graph.eqns, graph.constvars, graph.consts)
         vals = iter(eval_graph(sub, *ins))
-        outs = [next(vals) if v is not None else instantiate(Zero.like(p))
-                for v, p in zip(graph.outvars, pouts)]
+        outs = [
+            next(vals) if v is not None else instantiate(Zero.like(p))
+            for v, p in zip(graph.outvars, pouts)
+        ]
         return tree_util.unflatten(out_tree, outs)
 
     return tree_util.unflatten(out_tree, pouts), f_jvp
@@ -249,9 +254,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False):
                 "reduce it (e.g. .sum()), or use ft.vjp / ft.jacrev for non-scalar outputs"
             )
         if not dt.is_float(out.dtype):
-            raise TypeError(
-                f"grad requires a float output, but {name} returned dtype {out.dtype}"
-            )
+            raise TypeError(f"grad requires a float output, but {name} returned dtype {out.dtype}")
         from ..ops import lax
 
         g = vjp_fn(lax.full((), 1, out.dtype))
@@ -380,7 +383,9 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
         for o, n in zip(out_leaves, sizes):
             row = []
             for r, x in zip(rows, flat_in):
-                piece = lax.slice(r, (off,) + (0,) * x.ndim, (off + n, *x.shape)) if n != total else r
+                piece = (
+                    lax.slice(r, (off,) + (0,) * x.ndim, (off + n, *x.shape)) if n != total else r
+                )
                 row.append(lax.reshape(piece, (*o.shape, *x.shape)))
             off += n
             per_out.append(_select_args(tree_util.unflatten(in_tree, row), argnums))
@@ -437,16 +442,24 @@ def stop_gradient(x):
 # -------------------------------------------------------------------------- vmap
 
 
+def _prefix_structure(prefix):
+    import optree
+
+    return optree.tree_structure(prefix, none_is_leaf=True, namespace=tree_util.NAMESPACE)
+
+
 def _broadcast_prefix(prefix, tree, what):
     """One entry of ``prefix`` per leaf of ``tree`` (``None`` leaves of tree dropped)."""
     import optree
 
     try:
-        full = optree.broadcast_prefix(prefix, tree, none_is_leaf=True, namespace=tree_util.NAMESPACE)
+        full = optree.broadcast_prefix(
+            prefix, tree, none_is_leaf=True, namespace=tree_util.NAMESPACE
+        )
     except ValueError as e:
         raise ValueError(
             f"vmap: {what} must be a tree prefix of the arguments, but {what} is {prefix!r} "
-            f"(structure {optree.tree_structure(prefix, none_is_leaf=True, namespace=tree_util.NAMESPACE)}) "
+            f"(structure {_prefix_structure(prefix)}) "
             f"and the arguments have structure {tree_util.structure(tree)} ({e})"
         ) from None
     leaves_with_none = optree.tree_leaves(tree, none_is_leaf=True, namespace=tree_util.NAMESPACE)
@@ -489,7 +502,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None):
         try:
             with set_current_trace(trace):
                 a = tree_util.unflatten(in_tree, ins[: len(flat)])
-                k = tree_util.unflatten(kw_tree, ins[len(flat):])
+                k = tree_util.unflatten(kw_tree, ins[len(flat) :])
                 out = fun(*a, **k)
             out_flat, out_tree = tree_util.flatten(out)
             oaxes = _broadcast_prefix(out_axes, out, "out_axes")
@@ -525,7 +538,9 @@ def _batch_size(name, flat, axes, axis_size, n_pos):
     if len(sizes_set) > 1:
         listed = ", ".join(f"argument leaf {i} has size {s}" for i, s in sizes)
         extra = f" and axis_size={axis_size}" if axis_size is not None else ""
-        raise ValueError(f"vmap({name}) got inconsistent sizes for the mapped axis: {listed}{extra}")
+        raise ValueError(
+            f"vmap({name}) got inconsistent sizes for the mapped axis: {listed}{extra}"
+        )
     return sizes_set.pop()
 
 

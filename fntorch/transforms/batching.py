@@ -8,8 +8,7 @@ multiple-result primitives ``out`` and ``out_dim`` are lists.
 
 from __future__ import annotations
 
-from ..fx.core import Tensor, Trace, Tracer, check_tracer, get_aval, set_current_trace
-from ..fx.core import ShapedArray
+from ..fx.core import ShapedArray, Tensor, Trace, Tracer, check_tracer, get_aval, set_current_trace
 
 batch_rules: dict = {}
 not_mapped = None
@@ -66,7 +65,8 @@ class BatchTrace(Trace):
                 rule = batch_rules[prim]
             except KeyError:
                 raise NotImplementedError(
-                    f"primitive {prim.name!r} has no batching rule (transform: {self.transform_name})"
+                    f"primitive {prim.name!r} has no batching rule "
+                    f"(transform: {self.transform_name})"
                 ) from None
             out, out_dim = rule(self.axis_size, vals, dims, **params)
         if prim.multiple_results:

@@ -117,8 +117,10 @@ class custom_jvp:
         def rule_flat(primals, tangents):
             ps = tree_util.unflatten(in_tree, primals)
             ts = tree_util.unflatten(in_tree, tangents)
-            out, tout = self.jvp_rule(*static, tuple(ps), tuple(ts)) if static else self.jvp_rule(
-                tuple(ps), tuple(ts)
+            out, tout = (
+                self.jvp_rule(*static, tuple(ps), tuple(ts))
+                if static
+                else self.jvp_rule(tuple(ps), tuple(ts))
             )
             leaves, box["out_tree"] = tree_util.flatten(out)
             tleaves, ttree = tree_util.flatten(tout)
@@ -129,7 +131,9 @@ class custom_jvp:
                 )
             return _to_tensors(leaves, self.__name__), _to_tensors(tleaves, self.__name__)
 
-        outs = current_trace().process_custom("custom_jvp", _JVPCall(fun_flat, rule_flat, box), flat)
+        outs = current_trace().process_custom(
+            "custom_jvp", _JVPCall(fun_flat, rule_flat, box), flat
+        )
         return tree_util.unflatten(box["out_tree"], outs)
 
 
@@ -261,7 +265,8 @@ class custom_vjp:
     def __call__(self, *args):
         if self.fwd is None:
             raise AttributeError(
-                f"custom_vjp function {self.__name__} has no VJP rule: define one with f.defvjp(fwd, bwd)"
+                f"custom_vjp function {self.__name__} has no VJP rule: "
+                "define one with f.defvjp(fwd, bwd)"
             )
         static = [args[i] for i in self.nondiff_argnums]
         dyn = [a for i, a in enumerate(args) if i not in self.nondiff_argnums]

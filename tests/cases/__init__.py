@@ -57,8 +57,11 @@ class Case:
 
 # ----------------------------------------------------------------- drawing helpers
 
+
 def shapes(min_dims=0, max_dims=3, min_side=0, max_side=4):
-    return st.lists(st.integers(min_side, max_side), min_size=min_dims, max_size=max_dims).map(tuple)
+    return st.lists(st.integers(min_side, max_side), min_size=min_dims, max_size=max_dims).map(
+        tuple
+    )
 
 
 def array(data, shape, dtype, *, lo=-3.0, hi=3.0, special=False):
@@ -77,7 +80,9 @@ def array(data, shape, dtype, *, lo=-3.0, hi=3.0, special=False):
         if special and a.size:
             flat = a.reshape(-1)
             k = rng.integers(0, flat.size, size=min(3, flat.size))
-            flat[k] = rng.choice(np.array([np.nan, np.inf, -np.inf], dtype=np.float64), size=len(k)).astype(dtype)
+            flat[k] = rng.choice(
+                np.array([np.nan, np.inf, -np.inf], dtype=np.float64), size=len(k)
+            ).astype(dtype)
     if data.draw(st.booleans(), label="noncontiguous") and a.ndim >= 1 and a.size:
         # A strided view with the same values: impls must not assume C order.
         big = np.empty(a.shape[:-1] + (2 * a.shape[-1],), dtype)
@@ -91,7 +96,7 @@ def broadcastable_shapes(data, n=2, max_dims=3, max_side=4):
     out = []
     for _ in range(n):
         nd = data.draw(st.integers(0, len(base)), label="rank")
-        s = list(base[len(base) - nd:])
+        s = list(base[len(base) - nd :])
         for i in range(len(s)):
             if data.draw(st.booleans(), label="ones"):
                 s[i] = 1

@@ -23,7 +23,13 @@ def test_impl_matches_numpy(case, data):
     assert len(got) == len(expected) == len(avals)
     for g, e, a in zip(got, expected, avals):
         g_np = to_np(g)
-        assert g_np.shape == tuple(a.shape), f"{case.name}: impl shape {g_np.shape} vs abstract {a.shape}"
+        assert g_np.shape == tuple(a.shape), (
+            f"{case.name}: impl shape {g_np.shape} vs abstract {a.shape}"
+        )
         if case.check_impl_dtype:
-            assert g_np.dtype == a.dtype, f"{case.name}: impl dtype {g_np.dtype} vs abstract {a.dtype}"
-        assert_close(g, np.asarray(e), rtol=case.rtol, atol=case.atol, exact=case.exact, what=case.name)
+            assert g_np.dtype == a.dtype, (
+                f"{case.name}: impl dtype {g_np.dtype} vs abstract {a.dtype}"
+            )
+        assert_close(
+            g, np.asarray(e), rtol=case.rtol, atol=case.atol, exact=case.exact, what=case.name
+        )

@@ -22,8 +22,10 @@ def test_batch_matches_loop(case, data):
         return
     size = data.draw(st.integers(1, 3), label="batch size")
     rng = np.random.default_rng(data.draw(st.integers(0, 2**31 - 1), label="seed"))
-    dims = [data.draw(st.one_of(st.none(), st.integers(0, np.ndim(a))), label=f"bdim{i}")
-            for i, a in enumerate(args)]
+    dims = [
+        data.draw(st.one_of(st.none(), st.integers(0, np.ndim(a))), label=f"bdim{i}")
+        for i, a in enumerate(args)
+    ]
     if all(d is None for d in dims):
         dims[data.draw(st.integers(0, len(args) - 1), label="forced")] = 0
     # Each example along the batch is a permutation of the drawn values, so value
@@ -52,5 +54,11 @@ def test_batch_matches_loop(case, data):
     per = [as_list(case.prim.bind(*[Tensor(x) for x in ex], **params)) for ex in examples]
     for j, g in enumerate(got):
         expected = np.stack([np.asarray(p[j]._value) for p in per])
-        assert_close(g, expected, rtol=case.rtol, atol=case.atol, exact=True if case.exact else False,
-                     what=f"{case.name} dims={dims}")
+        assert_close(
+            g,
+            expected,
+            rtol=case.rtol,
+            atol=case.atol,
+            exact=True if case.exact else False,
+            what=f"{case.name} dims={dims}",
+        )

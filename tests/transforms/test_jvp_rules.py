@@ -35,7 +35,9 @@ def test_jvp_matches_finite_differences(case, data):
     pos = case.diff_args
     tangents = [rng.standard_normal(np.shape(args[i])) for i in pos]
     f = _closed(case, args, params, pos)
-    _, tout = ft.jvp(f, tuple(Tensor(np.array(args[i])) for i in pos), tuple(Tensor(t) for t in tangents))
+    _, tout = ft.jvp(
+        f, tuple(Tensor(np.array(args[i])) for i in pos), tuple(Tensor(t) for t in tangents)
+    )
 
     def ref_at(sign):
         moved = list(args)
@@ -49,8 +51,9 @@ def test_jvp_matches_finite_differences(case, data):
         g = to_np(got)
         if g.dtype == dt.float0:
             continue
-        np.testing.assert_allclose(g, fd, rtol=case.fd_rtol, atol=case.fd_atol, equal_nan=True,
-                                   err_msg=case.name)
+        np.testing.assert_allclose(
+            g, fd, rtol=case.fd_rtol, atol=case.fd_atol, equal_nan=True, err_msg=case.name
+        )
 
 
 @pytest.mark.parametrize("case", LINEAR_CASES, ids=case_ids)
@@ -70,4 +73,6 @@ def test_transpose_by_dot_product(case, data):
     jtct = vjp_fn(ct_arg)
     lhs = sum(float(np.sum(c * to_np(j))) for c, j in zip(cts, as_list(jt)))
     rhs = sum(float(np.sum(to_np(g) * x)) for g, x in zip(jtct, t))
-    assert np.isclose(lhs, rhs, rtol=1e-8, atol=1e-8), f"{case.name}: <ct, J t> = {lhs} but <J^T ct, t> = {rhs}"
+    assert np.isclose(lhs, rhs, rtol=1e-8, atol=1e-8), (
+        f"{case.name}: <ct, J t> = {lhs} but <J^T ct, t> = {rhs}"
+    )

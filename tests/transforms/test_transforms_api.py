@@ -233,7 +233,9 @@ def test_checkpoint_gives_same_gradient_and_supports_jvp():
 
 def test_stop_gradient_and_integer_inputs_carry_no_tangent():
     assert float(ft.grad(lambda x: x * ft.stop_gradient(x))(3.0)) == 3.0
-    _, t = ft.jvp(lambda i, x: x * 2.0, (ft.asarray(3), ft.asarray(1.0)), (ft.asarray(1), ft.asarray(1.0)))
+    _, t = ft.jvp(
+        lambda i, x: x * 2.0, (ft.asarray(3), ft.asarray(1.0)), (ft.asarray(1), ft.asarray(1.0))
+    )
     assert float(t) == 2.0
     out, vjp_fn = ft.vjp(lambda i, x: x * i.astype(ft.float32), ft.asarray(3), ft.asarray(2.0))
     gi, gx = vjp_fn(ft.asarray(1.0))
