@@ -37,5 +37,6 @@ from .fx.dtypes import (
 )
 from .ops.api import *  # noqa: F403
 from .transforms.api import *  # noqa: F403
+from .transforms.jit import config, jit
 
 __version__ = "0.1.0"

@@ -3,6 +3,7 @@
 import fntorch  # noqa: F401  (registers every rule)
 from fntorch.devices import cpu_impls
 from fntorch.fx.core import Primitive, abstract_eval_rules
+from fntorch.lowering.table import lowering_table
 from fntorch.transforms import custom
 from fntorch.transforms.ad import jvp_rules, transpose_rules
 from fntorch.transforms.batching import batch_rules
@@ -48,6 +49,7 @@ TABLES = {
     "cpu impl": cpu_impls,
     "jvp": jvp_rules,
     "batch": batch_rules,
+    "lowering": lowering_table,
 }
 
 

@@ -128,16 +128,27 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     return np.dtype(f"int{u.itemsize * 16}")
 
 
+_PY_KIND = {builtins.bool: _BOOL, builtins.int: _INT, builtins.float: _FLOAT}
+
+
 def _weak_kind(x):
-    if isinstance(x, np.generic):  # np.float64 subclasses float, but is not weak
-        return None
-    if isinstance(x, builtins.bool):
-        return _BOOL
-    if isinstance(x, builtins.int):
-        return _INT
-    if isinstance(x, builtins.float):
-        return _FLOAT
+    k = _PY_KIND.get(type(x))
+    if k is not None or isinstance(x, (np.generic, np.dtype)):
+        return k
+    # Subclasses of Python numbers other than numpy's (np.float64 subclasses float).
+    for t, kind in ((builtins.bool, _BOOL), (builtins.int, _INT), (builtins.float, _FLOAT)):
+        if isinstance(x, t):
+            return kind
     return None
+
+
+def _strong_dtype(x):
+    d = x if isinstance(x, np.dtype) else getattr(x, "dtype", None)
+    if d is None:
+        return canonicalize(x, where="result_type")
+    if not isinstance(d, np.dtype) or d not in _all_set:
+        return canonicalize(d, where="result_type")
+    return d
 
 
 def dtype_and_weak(*args) -> tuple[np.dtype, builtins.bool]:
@@ -145,18 +156,21 @@ def dtype_and_weak(*args) -> tuple[np.dtype, builtins.bool]:
     strong = None
     weak = -1
     for x in args:
-        k = _weak_kind(x)
+        k = _PY_KIND.get(type(x))
         if k is None:
-            if getattr(x, "weak_type", False):
-                k = kind_rank(x.dtype)
-            else:
-                d = x if isinstance(x, np.dtype) else getattr(x, "dtype", None)
-                if d is None:
-                    d = canonicalize(x, where="result_type")
-                elif not isinstance(d, np.dtype) or d not in _all_set:
-                    d = canonicalize(d, where="result_type")
-                strong = d if strong is None else promote_types(strong, d)
+            d = getattr(x, "dtype", None)
+            if d is not None and d in _all_set and not getattr(x, "weak_type", False):
+                # The common case, a strong tensor: no further checks.
+                strong = d if strong is None or strong is d else promote_types(strong, d)
                 continue
+            k = _weak_kind(x)
+            if k is None:
+                if getattr(x, "weak_type", False):
+                    k = kind_rank(x.dtype)
+                else:
+                    d = _strong_dtype(x)
+                    strong = d if strong is None else promote_types(strong, d)
+                    continue
         if k > weak:
             weak = k
     if strong is None:

@@ -196,11 +196,6 @@ def _clamp_keep_nan(b, x, lo, hi):
     return b.select(b.fcmp("ogt", x, _c(b, hi, x)), _c(b, hi, x), x)
 
 
-def _nan_to_zero(b, x):
-    # fptosi of NaN is poison in LLVM, which would poison the whole result.
-    return b.select(_isnan(b, x), _c(b, 0.0, x), x)
-
-
 def pow2i(b, k, x):
     """2**k as a float of x's type, for an integer value k in the normal range."""
     mant, bias, nbits = _bits(x)
@@ -219,14 +214,31 @@ def ldexp(b, p, k):
     return b.fmul(b.fmul(p, pow2i(b, k1, p)), pow2i(b, k2, p))
 
 
+def _round_shift(b, t):
+    """(rint(t) as a float, as an i32) by the shifter trick, for |t| < 2**22.
+
+    Adding 1.5 * 2**mant rounds t to an integer in the low mantissa bits: no rint, no
+    fptosi (which is poison on NaN: a NaN here just gives garbage bits, and the NaN
+    flows on through the float path)."""
+    mant, _, _ = _bits(t)
+    shifter = _c(b, 1.5 * 2.0**mant, t)
+    u = b.fadd(t, shifter)
+    kf = b.fsub(u, shifter)
+    it = _int_of(t)
+    k = b.sub(b.bitcast(u, it), b.bitcast(shifter, it))
+    if it != T.i32:
+        k = b.trunc(k, T.i32)
+    return kf, k
+
+
 def _reduce_ln2(b, x):
-    """x = k ln2 + r, |r| <= ln2/2 (Cody-Waite, two fma steps); returns (kf, r)."""
+    """x = k ln2 + r, |r| <= ln2/2 (Cody-Waite, two fma steps); returns (k, r)."""
     i = _k(x)
-    kf = _nan_to_zero(b, b.rint(b.fmul(x, _c(b, _LOG2E, x))))
+    kf, k = _round_shift(b, b.fmul(x, _c(b, _LOG2E, x)))
     nk = b.fneg(kf)
     r = b.fma(nk, _c(b, _LN2_HI[i], x), x)
     r = b.fma(nk, _c(b, _LN2_LO[i], x), r)
-    return kf, r
+    return k, r
 
 
 # ------------------------------------------------------------------------ exp family
@@ -234,27 +246,24 @@ def exp(b, x):
     """e**x (Cody-Waite ln2 reduction, Taylor polynomial, two-step scaling)."""
     i = _k(x)
     x = _clamp_keep_nan(b, x, (-104.0, -746.0)[i], (89.0, 710.0)[i])
-    kf, r = _reduce_ln2(b, x)
-    p = poly(b, r, _EXP[i])
-    return ldexp(b, p, b.fptosi(kf, T.i32))
+    k, r = _reduce_ln2(b, x)
+    return ldexp(b, poly(b, r, _EXP[i]), k)
 
 
 def exp2(b, x):
     """2**x: x = k + r exactly, then 2**r by its Taylor polynomial in r."""
     i = _k(x)
     x = _clamp_keep_nan(b, x, (-160.0, -1080.0)[i], (130.0, 1030.0)[i])
-    kf = _nan_to_zero(b, b.rint(x))
-    p = poly(b, b.fsub(x, kf), _EXP2[i])
-    return ldexp(b, p, b.fptosi(kf, T.i32))
+    kf, k = _round_shift(b, x)
+    return ldexp(b, poly(b, b.fsub(x, kf), _EXP2[i]), k)
 
 
 def expm1(b, x):
     """e**x - 1, accurate near 0: 2**k (expm1(r) + 1) - 1 written as 2**k em + (2**k - 1)."""
     i = _k(x)
     xc = _clamp_keep_nan(b, x, (-30.0, -40.0)[i], (89.0, 710.0)[i])
-    kf, r = _reduce_ln2(b, xc)
+    k, r = _reduce_ln2(b, xc)
     em = b.fma(b.fmul(r, r), poly(b, r, _EXPM1[i]), r)
-    k = b.fptosi(kf, T.i32)
     small = b.icmp("sle", k, b.const(20, T.i32))
     ks = b.select(small, k, b.const(0, T.i32))  # keeps 2**k in range on the unused side
     two_k = pow2i(b, ks, x)

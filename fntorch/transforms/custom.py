@@ -339,7 +339,7 @@ def checkpoint(fun):
     >>> import fntorch as ft
     >>> f = ft.checkpoint(lambda x: ft.sin(ft.sin(x)))
     >>> round(float(ft.grad(f)(1.0)), 4)
-    0.3600
+    0.36
     """
 
     @functools.wraps(fun)
