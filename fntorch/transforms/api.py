@@ -308,7 +308,6 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
     """
 
     def jac(*args):
-        from ..ops import lax
 
         nums, dyn = _dyn_args(args, argnums, "jacfwd")
         flat_in, in_tree = _flatten_args(tuple(dyn), "jacfwd")
@@ -316,20 +315,15 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
         sizes = [x.size for x in flat_in]
         total = sum(sizes)
 
-        def partial_flat(*flat):
-            full = list(args)
-            for i, v in zip(nums, tree_util.unflatten(in_tree, list(flat))):
-                full[i] = v
-            out = fun(*full)
+        partial_flat = _partial_flat(fun, args, nums, in_tree)
+
+        def with_aux(*flat):
+            out = partial_flat(*flat)
             return out if has_aux else (out, None)
 
         def push(basis_vec):
-            ts, off = [], 0
-            for x, n in zip(flat_in, sizes):
-                piece = lax.slice(basis_vec, (off,), (off + n,)) if n != total else basis_vec
-                ts.append(lax.convert_element_type(lax.reshape(piece, x.shape), x.dtype))
-                off += n
-            (out, aux), (tout, _) = jvp(partial_flat, tuple(flat_in), tuple(ts))
+            ts = _split_basis(basis_vec, flat_in, sizes)
+            (out, aux), (tout, _) = jvp(with_aux, tuple(flat_in), tuple(ts))
             return tout, aux
 
         basis = _eye(total, dtype)
@@ -355,12 +349,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
         flat_in, in_tree = _flatten_args(tuple(dyn), "jacrev")
         _float_dtype(flat_in, "jacrev")
 
-        def partial_flat(*flat):
-            full = list(args)
-            for i, v in zip(nums, tree_util.unflatten(in_tree, list(flat))):
-                full[i] = v
-            return fun(*full)
-
+        partial_flat = _partial_flat(fun, args, nums, in_tree)
         res = vjp(partial_flat, *flat_in, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         out_leaves, out_tree = tree_util.flatten(out)
@@ -370,11 +359,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
         dtype = _float_dtype(out_leaves, "jacrev")
 
         def pull(basis_vec):
-            cts, off = [], 0
-            for o, n in zip(out_leaves, sizes):
-                piece = lax.slice(basis_vec, (off,), (off + n,)) if n != total else basis_vec
-                cts.append(lax.convert_element_type(lax.reshape(piece, o.shape), o.dtype))
-                off += n
+            cts = _split_basis(basis_vec, out_leaves, sizes)
             return vjp_fn(tree_util.unflatten(out_tree, cts))
 
         rows = vmap(pull)(_eye(total, dtype))  # per input leaf: (total_out, *in.shape)
@@ -393,6 +378,30 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
         return (result, res[2]) if has_aux else result
 
     return jac
+
+
+def _partial_flat(fun, args, nums, in_tree):
+    """``fun`` as a function of the flat leaves of the arguments at positions ``nums``."""
+
+    def partial_flat(*flat):
+        full = list(args)
+        for i, v in zip(nums, tree_util.unflatten(in_tree, list(flat))):
+            full[i] = v
+        return fun(*full)
+
+    return partial_flat
+
+
+def _split_basis(vec, like, sizes):
+    """Cuts a basis vector into pieces shaped and typed like the tensors ``like``."""
+    from ..ops import lax
+
+    pieces, off, total = [], 0, sum(sizes)
+    for x, n in zip(like, sizes):
+        piece = lax.slice(vec, (off,), (off + n,)) if n != total else vec
+        pieces.append(lax.convert_element_type(lax.reshape(piece, x.shape), x.dtype))
+        off += n
+    return pieces
 
 
 def _select_args(dyn_tree, argnums):

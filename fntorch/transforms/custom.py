@@ -29,6 +29,22 @@ def _to_tensors(xs, where):
     return [_as_tensor(x, where) for x in xs]
 
 
+def _split_static(args, nondiff_argnums, name):
+    """Splits a custom function's arguments into the static ones (``nondiff_argnums``)
+    and the flattened differentiable ones; ``merge`` puts them back in order."""
+    static = [args[i] for i in nondiff_argnums]
+    dyn = [a for i, a in enumerate(args) if i not in nondiff_argnums]
+    flat, in_tree = tree_util.flatten(tuple(dyn))
+
+    def merge(dyn_args):
+        out = list(dyn_args)
+        for i, s in zip(nondiff_argnums, static):
+            out.insert(i, s)
+        return out
+
+    return static, dyn, _to_tensors(flat, name), in_tree, merge
+
+
 class _Call:
     """A custom call over flat tensors. ``fun(flat) -> flat``; ``out_tree`` is recorded
     on first run (shared by batched copies through ``box``)."""
@@ -97,17 +113,8 @@ class custom_jvp:
             raise AttributeError(
                 f"custom_jvp function {self.__name__} has no JVP rule: define one with @f.defjvp"
             )
-        static = [args[i] for i in self.nondiff_argnums]
-        dyn = [a for i, a in enumerate(args) if i not in self.nondiff_argnums]
-        flat, in_tree = tree_util.flatten(tuple(dyn))
-        flat = _to_tensors(flat, self.__name__)
+        static, dyn, flat, in_tree, merge = _split_static(args, self.nondiff_argnums, self.__name__)
         box = {}
-
-        def merge(dyn_args):
-            out = list(dyn_args)
-            for i, s in zip(self.nondiff_argnums, static):
-                out.insert(i, s)
-            return out
 
         def fun_flat(xs):
             out = self.fun(*merge(tree_util.unflatten(in_tree, xs)))
@@ -268,18 +275,9 @@ class custom_vjp:
                 f"custom_vjp function {self.__name__} has no VJP rule: "
                 "define one with f.defvjp(fwd, bwd)"
             )
-        static = [args[i] for i in self.nondiff_argnums]
-        dyn = [a for i, a in enumerate(args) if i not in self.nondiff_argnums]
-        flat, in_tree = tree_util.flatten(tuple(dyn))
-        flat = _to_tensors(flat, self.__name__)
+        static, dyn, flat, in_tree, merge = _split_static(args, self.nondiff_argnums, self.__name__)
         box = {}
         name = self.__name__
-
-        def merge(dyn_args):
-            out = list(dyn_args)
-            for i, s in zip(self.nondiff_argnums, static):
-                out.insert(i, s)
-            return out
 
         def fun_flat(xs):
             out = self.fun(*merge(tree_util.unflatten(in_tree, xs)))
