@@ -2,14 +2,19 @@
 
 A compiled kernel is one exported function
 
-    void kernel(PyObject *array_0, ..., PyObject *array_{n-1}, int64 lo, int64 hi)
+    int32 fntorch_kernel(PyObject *arrays, int64 lo, int64 hi)
 
-over the inputs then the outputs, as numpy arrays. It reads each array's data pointer,
-sizes and byte strides straight from the ndarray struct (``PyArrayObject_fields``:
-``data``, ``dimensions``, ``strides``; the offsets are checked against numpy at the
-first compile, see ``_abi``), so a call costs one ctypes call with no per-argument work
-in Python. ``[lo, hi)`` is the range of the outer index the call covers (``hi < 0``: all
-of it); the thread pool splits it across the cores.
+where ``arrays`` is the Python tuple ``(*inputs, *outputs)`` of numpy arrays. It reads
+the tuple's items and each array's data pointer, sizes and byte strides straight from
+the CPython/numpy structs (``PyTupleObject.ob_item``; ``PyArrayObject_fields``: ``data``,
+``dimensions``, ``strides``; the offsets are checked on probe objects at the first
+compile, see ``_abi``), so a call is one ctypes call with three integer arguments and
+no per-array work in Python (``arr.ctypes.data`` alone costs ~1.4 us, LOWERING-NOTES
+§4). ``[lo, hi)`` is the range of the flattened outer index the call covers (``hi < 0``:
+all of it); the thread pool splits that range across the cores. It returns 1, having
+done nothing, when the inputs' innermost strides do not fit the variant it was compiled
+for (see below), else 0. Calls under ``PARALLEL_THRESHOLD`` elements keep the GIL
+(``PYFUNCTYPE``: releasing it costs more than they run); larger ones release it.
 
 Templates (``spec.py`` defines the semantics, ``interpret.py`` is the oracle):
 
@@ -17,13 +22,13 @@ Templates (``spec.py`` defines the semantics, ``interpret.py`` is the oracle):
   innermost dim a loop LLVM vectorizes. Each input's innermost stride is specialized at
   call time into a *variant* bit: ``c`` (contiguous: a plain ``p[j]``), ``b`` (stride 0:
   loaded once per row) or ``g`` (general: ``p + j*stride``); the variant is part of the
-  cache key and compiled on first use. Without that LLVM's stride versioning gives up on
-  any broadcast input and leaves the loop scalar. Outputs are C-contiguous (contract).
+  cache key and compiled on first use; so contiguous inputs need no run-time stride
+  versioning and a broadcast input is one load per row. Outputs are C-contiguous.
 - row (``reduce_rank == k``): per row, one pass over the row per reduction, in order,
   recomputing the elementwise ops it needs (per-row values are computed once per row,
   before the pass that needs them); a last pass writes the full-shape outputs; per-row
   outputs are written after the passes (a full-shape value used as a per-row output is
-  read at the row's first element, as the interpreter does).
+  read at the row's first element).
 
 Aliasing: no pointer is ``noalias``; a kernel may write an output that is also one of
 its inputs (donated buffers) as long as each element is read only at the index written
