@@ -124,6 +124,8 @@ def main(argv=None) -> int:
         if not args.child:
             print(f"{w.id}: {w.title} ...", file=sys.stderr, flush=True)
         results[w.id] = h.run_workload(w, frameworks, settings)
+        if w.extra is not None and not args.child:
+            results[w.id] += w.extra(settings, tuple(frameworks))
 
     if args.child:
         print(_report.dumps([r for rs in results.values() for r in rs]))

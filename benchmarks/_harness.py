@@ -74,6 +74,7 @@ class Impl:
     build: Callable[[dict], Callable[[], Any]]
     mode: str = "eager"
     label: str = ""  # shown after the framework name, e.g. "no jit", "by hand"
+    slow: str = ""  # why its first call is slow (torch.compile): skipped by --quick
 
     @property
     def name(self) -> str:
@@ -101,14 +102,18 @@ class Workload:
     rate: Callable[[float], str] | None = None
     pending: str | None = None
     impls: list[Impl] = field(default_factory=list)
+    # Measurements outside the interleaved loop (W5's first call in a new process):
+    # ``extra(settings, frameworks) -> list[Result]``, run once by ``python -m benchmarks``
+    # (not in the malloc-env child).
+    extra: Callable[[Settings, tuple], list[Result]] | None = None
 
-    def impl(self, framework: str, mode: str = "eager", label: str = ""):
+    def impl(self, framework: str, mode: str = "eager", label: str = "", slow: str = ""):
         """Decorator registering a builder for ``framework``."""
         if framework not in FRAMEWORKS:
             raise ValueError(f"unknown framework {framework!r}; expected one of {FRAMEWORKS}")
 
         def register(build):
-            self.impls.append(Impl(framework, build, mode, label))
+            self.impls.append(Impl(framework, build, mode, label, slow))
             return build
 
         return register
@@ -147,9 +152,10 @@ class Settings:
     max_time: float = 60.0
     warmup: int = 2
     device: str = "cpu"
+    skip_slow: bool = False  # skip implementations marked ``slow`` (torch.compile)
 
 
-QUICK = Settings(min_runs=5, min_time=0.25, max_runs=200, max_time=10.0, warmup=1)
+QUICK = Settings(min_runs=5, min_time=0.25, max_runs=200, max_time=10.0, warmup=1, skip_slow=True)
 
 
 @dataclass
@@ -163,6 +169,7 @@ class Result:
     first_call: float  # seconds, the first (cold) call
     output: Any = None  # the last call's result, as numpy arrays
     note: str = ""
+    first_note: str = ""  # what the first call spent its time on (trace, compile, cache)
     malloc_env: bool = False
     error: str = ""
 
@@ -241,9 +248,15 @@ def run_workload(
     for impl in impls:
         res = Result(workload.id, impl.name, impl.framework, impl.mode, [], [], math.nan)
         results.append(res)
+        if impl.slow and settings.skip_slow:
+            res.error = f"skipped by --quick ({impl.slow})"
+            continue
         try:
             thunk = impl.build(inputs)
             res.first_call, _, out = _timed_call(impl.framework, thunk, keep=True)
+            describe = getattr(thunk, "describe_first_call", None)
+            if describe is not None:
+                res.first_note = describe()
             for _ in range(settings.warmup):
                 _timed_call(impl.framework, thunk)
             res.output = to_numpy(out)

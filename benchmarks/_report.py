@@ -29,10 +29,12 @@ def _fmt(x: float) -> str:
 
 
 def _baseline(result: Result, group: list[Result]) -> Result | None:
-    """fntorch's result of the same mode in the same process, else its eager one."""
+    """fntorch's result of the same mode in the same process, else its eager one, else
+    whichever it has (W2-W5 have only fntorch's jit variant: numpy and PyTorch's eager
+    ops compare with it)."""
     fnt = [r for r in group if r.base == "fntorch" and r.times]
     same = [r for r in fnt if r.mode == result.mode]
-    return (same or [r for r in fnt if r.mode == "eager"] or [None])[0]
+    return (same or [r for r in fnt if r.mode == "eager"] or fnt or [None])[0]
 
 
 def rows(workload: Workload, results: list[Result]) -> list[tuple[str, ...]]:
@@ -43,7 +45,8 @@ def rows(workload: Workload, results: list[Result]) -> list[tuple[str, ...]]:
     for res in results:
         name = res.framework + (MALLOC_MARK if res.malloc_env else "")
         if res.error:
-            out.append((workload.id, name, "-", "-", "-", "-", "-", "-", f"error: {res.error}"))
+            why = res.error if res.error.startswith("skipped") else f"error: {res.error}"
+            out.append((workload.id, name, "-", "-", "-", "-", "-", "-", why))
             continue
         group = [r for r in results if r.malloc_env == res.malloc_env]
         base = _baseline(res, group)
@@ -56,12 +59,17 @@ def rows(workload: Workload, results: list[Result]) -> list[tuple[str, ...]]:
                 _fmt(_scale(workload, min(res.times))),
                 _fmt(_scale(workload, max(res.times))),
                 workload.unit,
-                f"{res.faults_per_call:.1f}",
+                f"{res.faults_per_call:.1f}" if res.faults else "-",
                 ratio,
                 res.note,
             )
         )
         if res.mode == "jit":
+            first_ratio = (
+                "-"
+                if base is None or base is res or base.mode != "jit"
+                else f"{res.first_call / base.first_call:.2f}"
+            )
             out.append(
                 (
                     workload.id,
@@ -71,8 +79,8 @@ def rows(workload: Workload, results: list[Result]) -> list[tuple[str, ...]]:
                     "-",
                     "ms",
                     "-",
-                    "-",
-                    "trace + compile + one call",
+                    first_ratio,
+                    res.first_note or "trace + compile + one call",
                 )
             )
     return out
@@ -101,6 +109,7 @@ _FIELDS = (
     "faults",
     "first_call",
     "note",
+    "first_note",
     "error",
 )
 

@@ -8,10 +8,10 @@ and ``jit`` are composable transforms over one small set of primitives.
 [2.0, 4.0]
 """
 
-from . import fx, ops, transforms, tree
+from . import fx, nn, ops, random, transforms, tree
 
 # `ft.devices` is the function; the room stays importable as `fntorch.devices`.
-from .devices import default_device, device, devices
+from .devices import default_device, device, device_put, devices
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
 from .fx.dtypes import (

@@ -1,3 +1,13 @@
 """One module per workload; importing this package registers them all."""
 
-from . import pending, w1_dispatch, w6_per_example_grads, w7_hessian, w9_matmul  # noqa: F401
+from . import (  # noqa: F401
+    pending,
+    w1_dispatch,
+    w2_gelu,
+    w3_softmax,
+    w4_layernorm,
+    w5_mlp_step,
+    w6_per_example_grads,
+    w7_hessian,
+    w9_matmul,
+)

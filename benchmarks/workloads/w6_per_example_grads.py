@@ -1,9 +1,10 @@
 """W6, per-example gradients: MLP 784-128-10 (tanh), softmax cross-entropy on integer
 labels, batch 64: ``vmap(grad(loss), in_axes=(None, 0, 0))``.
 
-Measured without jit for now (fntorch eager transforms against ``torch.func`` and
-``jax.vmap(jax.grad(...))`` called without ``jax.jit``); the jit variant of
-BENCHMARKS.md joins as ``mode="jit"`` builders when ``ft.jit`` lands. numpy is the
+Two variants. Without jit: fntorch's eager transforms against ``torch.func`` and
+``jax.vmap(jax.grad(...))`` called without ``jax.jit``. With jit (BENCHMARKS.md's
+workload): ``ft.jit(ft.vmap(ft.grad(loss), in_axes=(None, 0, 0)))`` against ``jax.jit``
+of the same and ``torch.compile`` of the ``torch.func`` version. numpy is the
 same gradients written out by hand (batched backprop); HIPS autograd has no vmap, so
 its row is ``grad`` in a Python loop over the 64 examples.
 """
@@ -11,6 +12,7 @@ its row is ``grad`` in a Python loop over the 64 examples.
 import numpy as np
 
 from .._harness import Workload, register
+from ._jit import TORCH_COMPILE_SLOW
 
 BATCH, D_IN, D_HID, D_OUT = 64, 784, 128, 10
 
@@ -33,7 +35,7 @@ def make_inputs() -> dict:
 W6 = register(
     Workload(
         "W6",
-        "per-example grads, MLP 784-128-10, batch 64, vmap(grad), no jit",
+        "per-example grads, MLP 784-128-10, batch 64, vmap(grad), jit and no jit",
         make_inputs=make_inputs,
         rtol=1e-3,
         atol=1e-5,
@@ -131,3 +133,57 @@ def _autograd(inputs):
         return {k: np.stack([gi[k] for gi in grads]) for k in params}
 
     return run
+
+
+# ------------------------------------------------------------------------ jit variants
+
+
+@W6.impl("fntorch", mode="jit", label="ft.jit")
+def _fntorch_jit(inputs):
+    import fntorch as ft
+
+    from ._jit import fntorch_jit_thunk
+
+    def loss(params, x, y):
+        h = ft.tanh(params["w1"] @ x + params["b1"])
+        logits = params["w2"] @ h + params["b2"]
+        logp = ft.log_softmax(logits, axis=-1)
+        return -ft.take_along_axis(logp, y[None], axis=0)[0]
+
+    per_example = ft.jit(ft.vmap(ft.grad(loss), in_axes=(None, 0, 0)))
+    params = {k: ft.asarray(v) for k, v in inputs["params"].items()}
+    return fntorch_jit_thunk(per_example, params, ft.asarray(inputs["x"]), ft.asarray(inputs["y"]))
+
+
+@W6.impl("torch", mode="jit", label="torch.compile(torch.func)", slow=TORCH_COMPILE_SLOW)
+def _torch_compile(inputs):
+    import torch
+    from torch.func import grad, vmap
+
+    def loss(params, x, y):
+        h = torch.tanh(params["w1"] @ x + params["b1"])
+        logits = params["w2"] @ h + params["b2"]
+        logp = torch.log_softmax(logits, dim=-1)
+        return -torch.gather(logp, 0, y[None])[0]
+
+    per_example = torch.compile(vmap(grad(loss), in_dims=(None, 0, 0)))
+    params = {k: torch.from_numpy(v) for k, v in inputs["params"].items()}
+    x, y = torch.from_numpy(inputs["x"]), torch.from_numpy(inputs["y"])
+    return lambda: per_example(params, x, y)
+
+
+@W6.impl("jax", mode="jit", label="jax.jit")
+def _jax_jit(inputs):
+    import jax
+    import jax.numpy as jnp
+
+    def loss(params, x, y):
+        h = jnp.tanh(params["w1"] @ x + params["b1"])
+        logits = params["w2"] @ h + params["b2"]
+        logp = jax.nn.log_softmax(logits, axis=-1)
+        return -jnp.take_along_axis(logp, y[None], axis=0)[0]
+
+    per_example = jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, 0, 0)))
+    params = {k: jnp.asarray(v) for k, v in inputs["params"].items()}
+    x, y = jnp.asarray(inputs["x"]), jnp.asarray(inputs["y"].astype(np.int32))
+    return lambda: per_example(params, x, y)

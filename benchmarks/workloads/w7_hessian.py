@@ -1,14 +1,16 @@
 """W7, Hessian of ``f(x) = sum(tanh(W @ x)**2)`` w.r.t. ``x``, x of size 100, W (100, 100).
 
-Measured without jit for now: ``ft.hessian(f)`` against ``torch.func.hessian`` and
-``jax.hessian`` called without ``jax.jit``, and HIPS autograd's ``hessian``; the jit
-variant of BENCHMARKS.md joins as a ``mode="jit"`` builder when ``ft.jit`` lands.
+Two variants. Without jit: ``ft.hessian(f)`` against ``torch.func.hessian`` and
+``jax.hessian`` called without ``jax.jit``, and HIPS autograd's ``hessian``. With jit
+(BENCHMARKS.md's workload): ``ft.jit(ft.hessian(f))`` against ``jax.jit(jax.hessian(f))``
+and ``torch.compile(torch.func.hessian(f))``, W passed as an argument.
 numpy is the closed form ``W.T @ diag(2 (1 - t**2) (1 - 3 t**2)) @ W``, ``t = tanh(W x)``.
 """
 
 import numpy as np
 
 from .._harness import Workload, register
+from ._jit import TORCH_COMPILE_SLOW
 
 N = 100
 
@@ -24,7 +26,7 @@ def make_inputs() -> dict:
 W7 = register(
     Workload(
         "W7",
-        "Hessian of sum(tanh(W @ x)**2), n=100, no jit",
+        "Hessian of sum(tanh(W @ x)**2), n=100, jit and no jit",
         make_inputs=make_inputs,
         rtol=1e-3,
         atol=1e-4,
@@ -81,3 +83,40 @@ def _autograd(inputs):
     w, x = inputs["w"], inputs["x"]
     hess = hessian(lambda x: anp.sum(anp.tanh(anp.dot(w, x)) ** 2))
     return lambda: hess(x)
+
+
+# ------------------------------------------------------------------------ jit variants
+
+
+@W7.impl("fntorch", mode="jit", label="ft.jit")
+def _fntorch_jit(inputs):
+    import fntorch as ft
+
+    from ._jit import fntorch_jit_thunk
+
+    def f(w, x):
+        return ft.sum(ft.tanh(w @ x) ** 2)
+
+    # W is an argument (not a closed-over constant), as in the JAX and PyTorch rows.
+    hess = ft.jit(ft.hessian(f, argnums=1))
+    return fntorch_jit_thunk(hess, ft.asarray(inputs["w"]), ft.asarray(inputs["x"]))
+
+
+@W7.impl("torch", mode="jit", label="torch.compile(torch.func)", slow=TORCH_COMPILE_SLOW)
+def _torch_compile(inputs):
+    import torch
+    from torch.func import hessian
+
+    hess = torch.compile(hessian(lambda w, x: torch.sum(torch.tanh(w @ x) ** 2), argnums=1))
+    w, x = torch.from_numpy(inputs["w"]), torch.from_numpy(inputs["x"])
+    return lambda: hess(w, x)
+
+
+@W7.impl("jax", mode="jit", label="jax.jit")
+def _jax_jit(inputs):
+    import jax
+    import jax.numpy as jnp
+
+    hess = jax.jit(jax.hessian(lambda w, x: jnp.sum(jnp.tanh(w @ x) ** 2), argnums=1))
+    w, x = jnp.asarray(inputs["w"]), jnp.asarray(inputs["x"])
+    return lambda: hess(w, x)

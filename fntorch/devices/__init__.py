@@ -1,4 +1,13 @@
 """Devices and their eager impls. Importing this registers every CPU impl."""
 
 from . import cpu_elementwise, cpu_indexing, cpu_linalg, cpu_reduce, cpu_structural  # noqa: E402
-from ._device import CPU, Device, cpu_impls, default_device, device, devices, get_default_device
+from ._device import (
+    CPU,
+    Device,
+    cpu_impls,
+    default_device,
+    device,
+    device_put,
+    devices,
+    get_default_device,
+)

@@ -10,7 +10,6 @@ import numpy as np
 
 from ..fx import core
 
-
 # Like PyTorch and JAX, eager math on the CPU yields NaN/inf silently rather than
 # numpy's RuntimeWarnings; the filter matches only warnings raised from fntorch's own
 # frames, and costs nothing unless a warning is raised (np.errstate costs ~3 us per op).
@@ -146,3 +145,17 @@ class default_device:
 
     def __exit__(self, *exc):
         _default_device.reset(self._token)
+
+
+def device_put(tree, dev=None):
+    """Every tensor (or array, or number) in ``tree`` as a tensor on ``dev``.
+
+    >>> import fntorch as ft
+    >>> ft.device_put({"w": [1.0, 2.0]}, "cpu")["w"].device
+    device(type='cpu')
+    """
+    from .. import tree as tree_util
+    from ..ops.api import asarray
+
+    target = get_default_device() if dev is None else device(dev)
+    return tree_util.map(lambda leaf: asarray(leaf, device=target), tree)

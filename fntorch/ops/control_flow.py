@@ -1,0 +1,283 @@
+"""Structured control flow, usable under every transform: cond, switch, while_loop,
+fori_loop, scan (JAX's semantics).
+
+Each stages the user's functions to graphs at the operands' shapes and dtypes (pytrees
+in and out) and binds one primitive of ``_prims_control``; values the functions close
+over become operands of that primitive, so ``grad``, ``vmap`` and ``jit`` see them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import tree as tree_util
+from ..fx import dtypes as dt
+from ..fx.core import ShapedArray, Tensor, Tracer, get_aval
+from . import _prims_control as pc
+from . import lax
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan"]
+
+_PY_SCALARS = (bool, int, float)
+
+
+def _as_tensor(x, where: str):
+    if isinstance(x, Tensor):
+        return x
+    if type(x) in _PY_SCALARS:
+        return Tensor(np.asarray(x, dtype=dt.dtype_and_weak(x)[0]))
+    if isinstance(x, (np.ndarray, np.generic)):
+        a = np.array(x)
+        dt.canonicalize(a.dtype, where=where)
+        return Tensor(a)
+    raise TypeError(
+        f"{where}: expected tensors (or numbers/arrays) as pytree leaves, got {type(x).__name__}"
+    )
+
+
+def _flatten(tree, where):
+    leaves, treedef = tree_util.flatten(tree)
+    weak = [type(x) in _PY_SCALARS or bool(getattr(x, "weak_type", False)) for x in leaves]
+    return [_as_tensor(x, where) for x in leaves], treedef, weak
+
+
+def _describe(treedef, avals) -> str:
+    """The pytree of output types, as errors show it: ``(f32[3], {'a': i32[]})``."""
+    return repr(tree_util.unflatten(treedef, [ShapedArray(a.shape, a.dtype) for a in avals]))
+
+
+def _stage(fun, in_tree, in_avals, where, split_pair=False):
+    """``fun`` (pytree args of ``in_tree``) staged at ``in_avals``: ``(graph, consts,
+    out trees)``; with ``split_pair`` it returns ``(carry, y)`` and both trees come back."""
+
+    def flat(*xs):
+        out = fun(*tree_util.unflatten(in_tree, list(xs)))
+        if split_pair:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError(
+                    f"{where}: the function must return a pair (carry, y), got "
+                    f"{type(out).__name__}"
+                )
+            c_leaves, c_tree = tree_util.flatten(out[0])
+            y_leaves, y_tree = tree_util.flatten(out[1])
+            leaves, trees = c_leaves + y_leaves, (c_tree, y_tree, len(c_leaves))
+        else:
+            leaves, trees = tree_util.flatten(out)
+        return [_as_tensor(o, where) for o in leaves], trees
+
+    return pc.closed_graph(flat, in_avals, name=where)
+
+
+def _promote_weak(init, weak, out_avals):
+    """Weakly typed carries (Python numbers) take the dtype the body gives them, as in
+    JAX; returns the new carries, or None when nothing changes."""
+    changed = False
+    new = list(init)
+    for i, (x, w, a) in enumerate(zip(init, weak, out_avals)):
+        if w and tuple(x.shape) == tuple(a.shape) and x.dtype != a.dtype:
+            new[i] = lax.convert_element_type(x, a.dtype)
+            changed = True
+    return new if changed else None
+
+
+# ------------------------------------------------------------------------ cond / switch
+
+
+def _branch_call(index, funs, names, operands, where):
+    ops, in_tree, _ = _flatten(operands, where)
+    avals = [get_aval(x) for x in ops]
+    staged = [_stage(f, in_tree, avals, where) for f in funs]
+    g0, _, tree0 = staged[0]
+    for (g, _, tree), name in zip(staged[1:], names[1:]):
+        if tree != tree0 or not pc.same_types(g.out_avals, g0.out_avals):
+            raise TypeError(
+                f"{where}: the branches must return the same pytree structure, shapes and "
+                f"dtypes, but {names[0]} returns {_describe(tree0, g0.out_avals)} and {name} "
+                f"returns {_describe(tree, g.out_avals)}"
+            )
+    graphs, consts = pc.join_consts([(g, c) for g, c, _ in staged])
+    outs = pc.cond_p.bind(index, *consts, *ops, branches=tuple(graphs))
+    return tree_util.unflatten(tree0, outs)
+
+
+def cond(pred, true_fun, false_fun, *operands):
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, with ``pred`` a
+    (possibly traced) scalar. Both branches must return the same types; eagerly only the
+    taken branch runs; under ``vmap`` with a batched ``pred`` both run and are selected.
+
+    >>> import fntorch as ft
+    >>> ft.cond(ft.asarray(2.0) > 1.0, lambda x: x * 10.0, lambda x: -x, ft.asarray(3.0)).item()
+    30.0
+    """
+    p = _as_tensor(pred, "cond")
+    if p.shape != ():
+        raise TypeError(
+            f"cond: pred must be a scalar (0-d) boolean or number, got shape {p.shape}; "
+            "for an elementwise choice use ft.where"
+        )
+    if p.dtype != dt.bool_:
+        p = lax.ne(p, np.zeros((), p.dtype)[()])
+    index = lax.convert_element_type(p, dt.int32)
+    return _branch_call(index, (false_fun, true_fun), ("false_fun", "true_fun"), operands, "cond")
+
+
+def switch(index, branches, *operands):
+    """``branches[index](*operands)``; an out-of-range ``index`` is clamped into range.
+
+    >>> import fntorch as ft
+    >>> fs = [lambda x: x + 1.0, lambda x: x * 2.0, lambda x: -x]
+    >>> [ft.switch(i, fs, ft.asarray(5.0)).item() for i in (0, 1, 2, 7)]
+    [6.0, 10.0, -5.0, -5.0]
+    """
+    branches = tuple(branches)
+    if not branches or not all(callable(b) for b in branches):
+        raise TypeError("switch: branches must be a non-empty sequence of functions")
+    i = _as_tensor(index, "switch")
+    if i.shape != () or not dt.is_integer(i.dtype):
+        raise TypeError(
+            f"switch: index must be an integer scalar, got {get_aval(i)}"
+        )
+    n = len(branches)
+    if n == 1:
+        return branches[0](*operands)
+    i = lax.clamp(0, i, n - 1)  # in the index's own dtype, before narrowing to int32
+    i = lax.convert_element_type(i, dt.int32)
+    names = tuple(f"branch {k}" for k in range(n))
+    return _branch_call(i, branches, names, operands, "switch")
+
+
+# ------------------------------------------------------------------------ while_loop
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """``val = body_fun(val)`` while ``cond_fun(val)``; returns the final ``val``.
+
+    ``body_fun`` must keep the carry's pytree structure, shapes and dtypes. Forward
+    mode (``jvp``) and ``vmap`` work; reverse mode does not (the trip count is unknown
+    before running): use ``scan`` or ``fori_loop`` with static bounds.
+
+    >>> import fntorch as ft
+    >>> ft.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 2.0), (0, 1.0))[1].item()
+    32.0
+    """
+    init, tree, weak = _flatten(init_val, "while_loop")
+    in_tree = tree_util.structure((init_val,))
+    for attempt in range(2):
+        avals = [get_aval(x) for x in init]
+        cg, cc, _ = _stage(cond_fun, in_tree, avals, "while_loop")
+        outs = cg.out_avals
+        if len(outs) != 1 or tuple(outs[0].shape) != () or outs[0].dtype != dt.bool_:
+            raise TypeError(
+                f"while_loop: cond_fun must return a bool scalar, got {pc.avals_str(outs)}"
+            )
+        bg, bc, btree = _stage(body_fun, in_tree, avals, "while_loop")
+        if btree == tree and pc.same_types(bg.out_avals, avals):
+            break
+        promoted = _promote_weak(init, weak, bg.out_avals) if btree == tree else None
+        if attempt or promoted is None:
+            raise pc.carry_mismatch(
+                "while_loop", "body_fun", _describe(tree, avals), _describe(btree, bg.out_avals)
+            )
+        init = promoted
+    outs = pc.while_p.bind(
+        *cc, *bc, *init, cond_graph=cg, body_graph=bg, cond_nconsts=len(cc),
+        body_nconsts=len(bc),
+    )
+    return tree_util.unflatten(tree, outs)
+
+
+def _static_int(x) -> bool:
+    if type(x) is int or isinstance(x, np.integer):
+        return True
+    return (
+        isinstance(x, Tensor) and not isinstance(x, Tracer) and x.shape == ()
+        and dt.is_integer(x.dtype)
+    )
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``.
+
+    With static bounds (Python ints, concrete tensors) this is a ``scan``, so it is
+    reverse-differentiable; with traced bounds it is a ``while_loop``.
+
+    >>> import fntorch as ft
+    >>> ft.fori_loop(0, 4, lambda i, x: x + i, ft.asarray(0.0)).item()
+    6.0
+    >>> float(ft.grad(lambda x: ft.fori_loop(0, 3, lambda i, v: v * x, 1.0))(2.0))
+    12.0
+    """
+    if _static_int(lower) and _static_int(upper):
+        lo, hi = int(lower), int(upper)
+        d = dt.result_type(*[x.dtype if isinstance(x, Tensor) else x for x in (lower, upper)])
+
+        def step(carry, _):
+            i, x = carry
+            return (i + 1, body_fun(i, x)), None
+
+        i0 = Tensor(np.asarray(lo, d))
+        (_, out), _ = scan(step, (i0, init_val), None, length=max(hi - lo, 0))
+        return out
+    lo, hi = _as_tensor(lower, "fori_loop"), _as_tensor(upper, "fori_loop")
+    for name, b in (("lower", lo), ("upper", hi)):
+        if b.shape != () or not dt.is_integer(b.dtype):
+            raise TypeError(f"fori_loop: {name} must be an integer scalar, got {get_aval(b)}")
+    d = dt.result_type(lo.dtype, hi.dtype)
+    lo, hi = lax.convert_element_type(lo, d), lax.convert_element_type(hi, d)
+
+    def body(c):
+        i, u, x = c
+        return i + 1, u, body_fun(i, x)
+
+    _, _, out = while_loop(lambda c: c[0] < c[1], body, (lo, hi, init_val))
+    return out
+
+
+# ------------------------------------------------------------------------------ scan
+
+
+def scan(f, init, xs=None, length=None, reverse=False):
+    """Loops ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns the final
+    carry and the ``y``s stacked (JAX's ``lax.scan``). ``xs`` and ``y`` may be any pytree
+    (or None, with ``length`` given); ``reverse`` runs from the end.
+
+    >>> import fntorch as ft
+    >>> carry, ys = ft.scan(lambda c, x: (c + x, c * x), 0.0, ft.asarray([1.0, 2.0, 3.0]))
+    >>> carry.item(), ys.tolist()
+    (6.0, [0.0, 2.0, 9.0])
+    """
+    carry, c_tree, weak = _flatten(init, "scan")
+    x_leaves, _, _ = _flatten(xs, "scan")
+    lengths = set()
+    for x in x_leaves:
+        if x.ndim == 0:
+            raise ValueError("scan: every leaf of xs needs a leading axis to scan over, got a 0-d one")
+        lengths.add(x.shape[0])
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) != 1:
+        got = sorted(lengths)
+        raise ValueError(
+            "scan: length must be given when xs is None or has no leaves"
+            if not got else
+            f"scan: the leaves of xs (and length={length}) disagree on the scan length: {got}"
+        )
+    n = lengths.pop()
+    in_tree = tree_util.structure((init, xs))
+    x_avals = [ShapedArray(x.shape[1:], get_aval(x).dtype) for x in x_leaves]
+    for attempt in range(2):
+        avals = [get_aval(c) for c in carry]
+        g, consts, (out_c_tree, y_tree, nc) = _stage(f, in_tree, avals + x_avals, "scan", True)
+        outs = g.out_avals[:nc]
+        if out_c_tree == c_tree and pc.same_types(outs, avals):
+            break
+        promoted = _promote_weak(carry, weak, outs) if out_c_tree == c_tree else None
+        if attempt or promoted is None:
+            raise pc.carry_mismatch("scan", "f", _describe(c_tree, avals),
+                                    _describe(out_c_tree, outs))
+        carry = promoted
+    res = pc.scan_p.bind(
+        *consts, *carry, *x_leaves, body=g, num_consts=len(consts), num_carry=len(carry),
+        length=n, reverse=bool(reverse),
+    )
+    return tree_util.unflatten(c_tree, res[:nc]), tree_util.unflatten(y_tree, res[nc:])
