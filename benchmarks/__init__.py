@@ -5,11 +5,11 @@ Run ``python -m benchmarks`` (``--quick``, ``--only W1,W9``; see ``python -m ben
 inputs once (numpy, fixed seeds) and one builder per framework: fntorch always, numpy
 always, PyTorch, JAX and HIPS autograd when importable.
 
-Measured now: W1 (eager dispatch), W6 (per-example gradients, no jit), W7 (Hessian,
-no jit), W9 (matmul, and numpy's copy bandwidth as the memory ceiling).
-Registered as 'not yet available' until their feature lands: W2, W3, W4, W5 and the jit
-variants of W6 and W7 (need ``ft.jit``), W8 (needs ``ft.scan`` and jit), W10 (needs
-the ``ft.nn`` shim).
+Measured: W1 (eager dispatch), W2-W5 (jit: GELU, softmax, layernorm, an MLP training
+step, with its first call in a new process), W6 and W7 (with and without jit), W8 (scan
+RNN, jit; 'not yet available' while ``ft.scan`` is missing), W9 (matmul, and numpy's
+copy bandwidth as the memory ceiling). Registered as 'not yet available': W10 (needs
+the ``ft.nn`` shim). ``torch.compile`` rows are skipped by ``--quick``.
 
 Adding a workload: a new file in ``benchmarks/workloads/`` that builds a
 ``Workload``, decorates one builder per framework with ``@w.impl(...)`` and calls

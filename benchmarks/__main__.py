@@ -160,6 +160,12 @@ def main(argv=None) -> int:
         f"{' '.join(f'{k}={v}' for k, v in h.MALLOC_ENV.items())}."
     )
     print("Machines are noisy: compare ratios within one run, not times across runs.")
+    goal_lines = _report.goals(results)
+    if goal_lines:
+        print()
+        print("Goals (in-process rows of this run):")
+        for line in goal_lines:
+            print("  " + line)
     return 0
 
 

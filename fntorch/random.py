@@ -5,9 +5,12 @@ key array from ``split`` supports ``len``, indexing and unpacking, and keys pass
 ``jit``, ``vmap`` and pytrees like any tensor. A draw is a pure function of its key: the
 same key gives the same values eagerly, under ``ft.jit``, under ``ft.vmap`` over keys
 and on every device. ``key``, ``split``, ``fold_in``, ``bits``, ``uniform`` (and hence
-``bernoulli``, ``permutation``, ``randint``) give JAX's bits exactly (``jax.random`` with
-its default threefry implementation, ``jax_threefry_partitionable=True`` since JAX 0.5);
-``normal``-like draws agree with JAX to float rounding of ``erf_inv``.
+``bernoulli``, ``randint``, ``permutation``, ``choice``) give JAX's bits exactly
+(``jax.random`` with its default threefry implementation, ``jax_threefry_partitionable``
+on, the default since JAX 0.5); ``uniform`` with another range than [0, 1) agrees to an
+ulp (XLA fuses its scale-and-shift into an FMA) and the draws that go through
+``erf_inv``/``log`` (``normal``, ``truncated_normal``, ``gumbel``) to the rounding of
+those functions, which also differs by an ulp between eager numpy and compiled kernels.
 
 >>> import fntorch as ft
 >>> k = ft.random.key(0)
@@ -16,15 +19,16 @@ its default threefry implementation, ``jax_threefry_partitionable=True`` since J
 (2,)
 
 Why threefry is plain code on the uint32 primitives (add, xor, shift_left,
-shift_right_logical, or, iota, convert_element_type, ...) rather than a dedicated
-``threefry2x32`` primitive as in JAX: every rule table already has entries for those,
-so eager evaluation (numpy), ``vmap`` (elementwise batch rules), ``grad`` (integer
-values carry no tangent), ``jit`` and export all work with no new rule-table entries,
-and each new device gets randomness as soon as it runs its elementwise ops. Under
-``jit`` the ~130 elementwise ops of the 20 rounds fuse into one kernel together with
-what consumes the bits (uniform's shift/convert/scale), so a dedicated primitive would
-only save trace time while costing six rules to keep in sync. Eagerly, a draw is ~130
-numpy ops, each vectorized over the whole output.
+shift_right_logical, or, iota, convert_element_type, ...; see ``ops/_threefry.py``)
+rather than a dedicated ``threefry2x32`` primitive as in JAX: every rule table already
+has entries for those, so eager evaluation (numpy), ``vmap`` (elementwise batch rules),
+``grad`` (integer values carry no tangent) and ``jit`` work with no new rule-table
+entries, and each new device gets randomness as soon as it runs elementwise ops. Under
+``jit`` the ~120 ops of the 20 rounds fuse into one elementwise kernel together with
+what consumes the bits (``jit(lambda k: uniform(k, (n,))).lower(k).plan`` is that kernel
+plus a rank-0 one for the key schedule; dropout's mask and scaling join it too), so a
+dedicated primitive would save only trace time while adding six rules to keep in sync.
+Eagerly a draw is ~120 numpy ops, each vectorized over the whole output.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import numpy as np
 
 from .fx import dtypes as _dt
 from .fx.core import Tensor, Tracer, get_aval
+from .ops import _threefry as _tf
 from .ops import api as _api
 from .ops import lax
 from .ops._prims_elementwise import broadcast_shapes as _broadcast_shapes
@@ -59,37 +64,10 @@ __all__ = [
 ]
 
 _U32 = np.uint32
-_UINT = {8: _dt.uint8, 16: _dt.uint16, 32: _dt.uint32, 64: _dt.uint64}
-
-# ------------------------------------------------------------------------ threefry-2x32
-
-# Threefry-2x32 with 20 rounds (Salmon et al., "Parallel random numbers: as easy as
-# 1, 2, 3", SC'11), in JAX's formulation: rotation constants, the key-schedule parity
-# constant and a key injection (with the injection counter) after every 4 rounds.
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-_PARITY = _U32(0x1BD11BDA)
+_UINT = _tf.UINT
 
 
-def _rotate_left(x, r: int):
-    return lax.bitwise_or(lax.shift_left(x, _U32(r)), lax.shift_right_logical(x, _U32(32 - r)))
-
-
-def _threefry2x32(k0, k1, x0, x1):
-    """The threefry-2x32 block function on uint32 words; the operands broadcast."""
-    ks = (k0, k1, lax.bitwise_xor(lax.bitwise_xor(k0, k1), _PARITY))
-    x0, x1 = lax.add(x0, ks[0]), lax.add(x1, ks[1])
-    for i in range(5):
-        for r in _ROTATIONS[i % 2]:
-            x0 = lax.add(x0, x1)
-            x1 = lax.bitwise_xor(x0, _rotate_left(x1, r))
-        x0 = lax.add(x0, ks[(i + 1) % 3])
-        x1 = lax.add(lax.add(x1, ks[(i + 2) % 3]), _U32(i + 1))
-    return x0, x1
-
-
-def _key_words(k):
-    """The two uint32 words of a key, as 0-d tensors (which broadcast against counters)."""
-    return lax.reshape(lax.slice(k, (0,), (1,)), ()), lax.reshape(lax.slice(k, (1,), (2,)), ())
+# ---------------------------------------------------------------------------- keys
 
 
 def threefry_2x32(key, count) -> Tensor:
@@ -100,7 +78,8 @@ def threefry_2x32(key, count) -> Tensor:
     Random123 known-answer vectors apply directly.
 
     >>> import fntorch as ft, numpy as np
-    >>> [hex(v) for v in ft.random.threefry_2x32(np.zeros(2, np.uint32), np.zeros(2, np.uint32)).tolist()]
+    >>> zeros = np.zeros(2, np.uint32)
+    >>> [hex(v) for v in ft.random.threefry_2x32(zeros, zeros).tolist()]
     ['0x6b200159', '0x99ba4efe']
     """
     key = _check_key("threefry_2x32", key)
@@ -112,38 +91,13 @@ def threefry_2x32(key, count) -> Tensor:
     if odd:
         flat = lax.concatenate([flat, lax.full((1,), 0, _dt.uint32)], 0)
     half = flat.shape[0] // 2
-    y0, y1 = _threefry2x32(*_key_words(key), lax.slice(flat, (0,), (half,)),
-                           lax.slice(flat, (half,), (2 * half,)))  # fmt: skip
+    y0, y1 = _tf.threefry2x32(
+        *_tf.key_words(key), lax.slice(flat, (0,), (half,)), lax.slice(flat, (half,), (2 * half,))
+    )
     out = lax.concatenate([y0, y1], 0)
     if odd:
         out = lax.slice(out, (0,), (count.size,))
     return lax.reshape(out, count.shape)
-
-
-def _counters(shape: tuple):
-    """The row-major index of every element as (high, low) uint32 words (JAX's iota_2x32_shape)."""
-    n = math.prod(shape)
-    if n <= 2**32:
-        lo = lax.reshape(lax.iota(_dt.uint32, (n,)), shape)
-        return _U32(0), lo  # the high word is zero; a scalar broadcasts
-    idx = lax.reshape(lax.iota(_dt.uint64, (n,)), shape)
-    hi = lax.convert_element_type(lax.shift_right_logical(idx, np.uint64(32)), _dt.uint32)
-    return hi, lax.convert_element_type(idx, _dt.uint32)
-
-
-def _hash_shape(k, shape: tuple):
-    """Both output words of threefry over the counters 0..prod(shape)-1 (JAX's partitionable form)."""
-    hi, lo = _counters(shape)
-    return _threefry2x32(*_key_words(k), hi, lo)
-
-
-def _random_bits(k, nbits: int, shape: tuple):
-    y0, y1 = _hash_shape(k, shape)
-    if nbits == 64:
-        hi = lax.convert_element_type(y0, _dt.uint64)
-        return lax.bitwise_or(lax.shift_left(hi, np.uint64(32)),
-                              lax.convert_element_type(y1, _dt.uint64))  # fmt: skip
-    return lax.convert_element_type(lax.bitwise_xor(y0, y1), _UINT[nbits])
 
 
 # ------------------------------------------------------------------------ argument checks
@@ -215,14 +169,12 @@ def _float_dtype(name: str, dtype):
     return dtype
 
 
-# ---------------------------------------------------------------------------- keys
-
-
 def key(seed) -> Tensor:
     """A key from an integer seed: the seed's 64 bits as two uint32 words (high, low).
 
-    ``seed`` is a Python int in ``[-2**63, 2**64)`` (negative seeds are taken as 64-bit
-    two's complement) or an integer 0-d tensor, possibly traced (``vmap(key)(seeds)``).
+    ``seed`` is a Python or numpy int in ``[-2**63, 2**64)`` (negative seeds are taken as
+    64-bit two's complement) or an integer 0-d tensor, possibly traced
+    (``vmap(key)(seeds)``); a tensor narrower than 64 bits is zero-extended, as in JAX.
     Equal to ``jax.random.PRNGKey(seed)`` (with 64-bit seeds as JAX's x64 mode).
 
     >>> import fntorch as ft
@@ -266,9 +218,10 @@ def split(key, num=2) -> Tensor:
     """
     k = _check_key("split", key)
     shape = _check_shape("split", num)
-    y0, y1 = _hash_shape(k, shape)
-    return lax.concatenate([lax.expand_dims(y0, (len(shape),)),
-                            lax.expand_dims(y1, (len(shape),))], len(shape))  # fmt: skip
+    y0, y1 = _tf.hash_shape(k, shape)
+    return lax.concatenate(
+        [lax.expand_dims(y0, (len(shape),)), lax.expand_dims(y1, (len(shape),))], len(shape)
+    )
 
 
 def fold_in(key, data) -> Tensor:
@@ -293,7 +246,7 @@ def fold_in(key, data) -> Tensor:
         data = lax.convert_element_type(_as_tensor(data), _dt.uint32)
     else:
         raise TypeError(f"ft.random.fold_in: data must be an integer, got {data!r}")
-    y0, y1 = _threefry2x32(*_key_words(k), _U32(0), data)
+    y0, y1 = _tf.threefry2x32(*_tf.key_words(k), _U32(0), data)
     return lax.concatenate([lax.reshape(y0, (1,)), lax.reshape(y1, (1,))], 0)
 
 
@@ -312,7 +265,7 @@ def bits(key, shape=(), dtype=_dt.uint32) -> Tensor:
     dtype = _dt.canonicalize(dtype, where="ft.random.bits")
     if dtype not in _dt.unsigned_dtypes:
         raise TypeError(f"ft.random.bits: dtype must be an unsigned integer dtype, got {dtype}")
-    return _random_bits(k, np.dtype(dtype).itemsize * 8, shape)
+    return _tf.random_bits(k, np.dtype(dtype).itemsize * 8, shape)
 
 
 def uniform(key, shape=(), dtype=_dt.float32, minval=0.0, maxval=1.0) -> Tensor:
@@ -334,7 +287,7 @@ def _uniform(k, shape, dtype, minval, maxval):
     info = _dt.finfo(dtype)
     nbits, nmant = np.dtype(dtype).itemsize * 8, int(info.nmant)
     rng_bits = nbits if nmant >= 8 else 8  # bfloat16 draws 8 bits, as JAX
-    b = _random_bits(k, rng_bits, shape)
+    b = _tf.random_bits(k, rng_bits, shape)
     b = lax.convert_element_type(b, _UINT[nbits])
     # JAX's mantissa trick sets the top `nmant` random bits as the mantissa of a float
     # in [1, 2) and subtracts 1. That float minus 1 is exactly m * 2**-nmant for the
@@ -452,9 +405,9 @@ def _check_bounds(minval, maxval):
         return
     as_array = lambda v: np.asarray(int(v) if type(v) is float else v)
     lo, hi = np.broadcast_arrays(as_array(minval), as_array(maxval))
-    bad = np.argwhere(~(lo < hi))
+    bad = np.argwhere(np.atleast_1d(~(lo < hi)))
     if bad.size:
-        i = tuple(bad[0])
+        i = tuple(int(j) for j in bad[0]) if lo.ndim else ()
         at = f" at index {i}" if lo.ndim else ""
         raise ValueError(
             f"ft.random.randint: minval ({lo[i]}) must be less than maxval ({hi[i]}){at}: "
@@ -465,9 +418,11 @@ def _check_bounds(minval, maxval):
 def randint(key, shape, minval, maxval, dtype=_dt.int64) -> Tensor:
     """Uniform integers in ``[minval, maxval)`` (int64 by default), as JAX's ``randint``.
 
-    Each value is drawn from 2 * nbits random bits reduced mod the span (JAX's method:
-    its bias is about span**2 / 2**(2 * nbits), negligible for int32 and int64). Concrete
-    bounds with ``minval >= maxval`` raise ValueError; traced ones give ``minval``, as JAX.
+    Each value is 2 * nbits random bits reduced mod the span, as JAX does (a relative bias
+    below span / 2**(2 * nbits) for spans up to 2**(nbits / 2); wider spans keep a small
+    modulo bias, as in JAX); dtypes narrower than 32 bits are drawn as int32. Concrete
+    bounds with ``minval >= maxval`` raise ValueError naming both; traced ones give
+    ``minval``, as JAX.
 
     >>> import fntorch as ft
     >>> r = ft.random.randint(ft.random.key(0), (1000,), 3, 7)
@@ -480,12 +435,30 @@ def randint(key, shape, minval, maxval, dtype=_dt.int64) -> Tensor:
         raise TypeError(f"ft.random.randint: dtype must be an integer dtype, got {dtype}")
     shape = _check_shape("randint", shape, _shape_of(minval), _shape_of(maxval))
     _check_bounds(minval, maxval)
+    info = _dt.iinfo(dtype)
+    if info.bits < 32:
+        # Narrow dtypes are drawn as int32 and cast (current JAX's rule): the modulo bias
+        # of a 2 * 8-bit draw would be visible.
+        minval = _int32_clipped(minval, int(info.min), int(info.max))
+        maxval = _int32_clipped(maxval, int(info.min), int(info.max) + 1)
+        return lax.convert_element_type(_randint(k, shape, minval, maxval, _dt.int32), dtype)
+    return _randint(k, shape, minval, maxval, dtype)
+
+
+def _int32_clipped(v, lo: int, hi: int):
+    if type(v) in (int, float) or isinstance(v, np.integer):
+        return np.int32(min(max(int(v), lo), hi))
+    v = lax.convert_element_type(_as_tensor(v), _dt.int32)
+    return lax.clamp(np.int32(lo), v, np.int32(hi))
+
+
+def _randint(k, shape, minval, maxval, dtype):
     minval, _ = _int_bound(minval, dtype)
     maxval, out_of_range = _int_bound(maxval, dtype)
     nbits = np.dtype(dtype).itemsize * 8
     udt = _UINT[nbits]
     k1, k2 = split(k)
-    higher, lower = _random_bits(k1, nbits, shape), _random_bits(k2, nbits, shape)
+    higher, lower = _tf.random_bits(k1, nbits, shape), _tf.random_bits(k2, nbits, shape)
 
     # Subtracting in the unsigned type wraps exactly as the signed difference would.
     span = lax.sub(lax.convert_element_type(maxval, udt), lax.convert_element_type(minval, udt))
@@ -561,7 +534,7 @@ def _shuffle(k, x, axis: int):
     rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
     for _ in range(rounds):
         k, sub = split(k)
-        sort_keys = _random_bits(sub, 32, x.shape)
+        sort_keys = _tf.random_bits(sub, 32, x.shape)
         _, x = lax.sort([sort_keys, x], axis, True, 1)
     return x
 
@@ -598,7 +571,8 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0) -> Ten
     distinct elements (a permutation's prefix, or the Gumbel top-k trick with ``p``).
 
     >>> import fntorch as ft
-    >>> ft.random.choice(ft.random.key(0), ft.asarray([10, 20, 30]), (4,), p=ft.asarray([0.0, 1.0, 0.0])).tolist()
+    >>> p = ft.asarray([0.0, 1.0, 0.0])
+    >>> ft.random.choice(ft.random.key(0), ft.asarray([10, 20, 30]), (4,), p=p).tolist()
     [20, 20, 20, 20]
     """
     k = _check_key("choice", key)

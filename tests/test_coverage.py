@@ -16,12 +16,13 @@ LINEAR = {
     "reshape", "transpose", "squeeze", "expand_dims", "rev", "slice", "dynamic_slice",
     "dynamic_update_slice", "concatenate", "pad", "copy", "reduce_sum", "cumsum", "gather",
     "scatter", "scatter_add", "dot_general", "conv_general_dilated", "reduce_window_sum",
-    "custom_lin",
+    "custom_lin", "cond", "scan",
 }  # fmt: skip
 
 
 def all_primitives():
     from fntorch.ops import (
+        _prims_control,
         _prims_elementwise,
         _prims_indexing,
         _prims_linalg,
@@ -36,6 +37,7 @@ def all_primitives():
         _prims_indexing,
         _prims_reduce,
         _prims_linalg,
+        _prims_control,
         custom,
     ):
         for v in vars(m).values():

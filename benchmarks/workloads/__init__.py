@@ -9,5 +9,6 @@ from . import (  # noqa: F401
     w5_mlp_step,
     w6_per_example_grads,
     w7_hessian,
+    w8_scan_rnn,
     w9_matmul,
 )

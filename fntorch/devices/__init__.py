@@ -1,6 +1,13 @@
 """Devices and their eager impls. Importing this registers every CPU impl."""
 
-from . import cpu_elementwise, cpu_indexing, cpu_linalg, cpu_reduce, cpu_structural  # noqa: E402
+from . import (  # noqa: E402
+    cpu_control,
+    cpu_elementwise,
+    cpu_indexing,
+    cpu_linalg,
+    cpu_reduce,
+    cpu_structural,
+)
 from ._device import (
     CPU,
     Device,

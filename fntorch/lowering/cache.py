@@ -72,7 +72,7 @@ def _versions() -> str:
     src = hashlib.sha256()
     here = Path(__file__).parent
     for name in ("builder.py", "emit.py", "mathlib.py", "rules.py", "kernels.py", "cpu.py",
-                 "spec.py", "cache.py"):
+                 "spec.py", "cache.py", "templates.py", "spec_special.py"):
         src.update((here / name).read_bytes())
     return (f"fntorch={fntorch.__version__};xdsl={xdsl_version};"
             f"llvmlite={llvmlite.__version__};src={src.hexdigest()[:16]}")

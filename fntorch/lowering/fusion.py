@@ -15,7 +15,9 @@
   slice, rev, iota) are never steps: a kernel reads its inputs through numpy views
   (strides), so broadcasts and transposes on a group's inputs cost no copy.
 - **library steps**: every other primitive, in order (dot_general as one BLAS matmul,
-  the rest through their CPU impls).
+  the rest through their CPU impls). Gather, scatter*, scans and reduce_window whose
+  dtypes a kernel template supports are ``TemplateStep``s (a library step that carries
+  a ``spec_special`` spec: one compiled template kernel, ``templates.py``).
 
 A group is *sealed* (closed to new ops) as soon as any other step reads one of its
 values; it is placed in the step order at that moment, which keeps the order a valid
@@ -36,6 +38,7 @@ import numpy as np
 
 from ..fx.graph import Eqn, Graph, Literal, Var
 from .spec import REDUCTIONS, KernelSpec, KOp
+from .spec_special import TEMPLATE_PRIMITIVES, spec_for
 from .table import INDEX_PRIMITIVES, kernel_primitives
 
 FULL, ROW = "full", "row"
@@ -101,6 +104,26 @@ class LibraryStep:
 
 
 @dataclass(eq=False)
+class TemplateStep(LibraryStep):
+    """A library step computed by one template kernel (``templates.py``) of ``spec``;
+    the program keeps the CPU impl when the kernel compiler is not available."""
+
+    spec: object = None
+
+
+def _library_step(e: Eqn) -> LibraryStep:
+    """A ``TemplateStep`` where a template handles ``e`` (non-empty values), else a
+    plain ``LibraryStep``."""
+    if e.primitive.name in TEMPLATE_PRIMITIVES and not any(
+        isinstance(v, Var) and 0 in v.aval.shape for v in (*e.inputs, *e.outputs)
+    ):
+        spec = spec_for(e.primitive.name, [v.aval for v in e.inputs], e.params)
+        if spec is not None:
+            return TemplateStep(e, spec)
+    return LibraryStep(e)
+
+
+@dataclass(eq=False)
 class Plan:
     """The partitioned graph: ``steps`` in execution order; ``views`` maps a var id to
     the index equation that makes it (materialized as a numpy view where needed)."""
@@ -126,6 +149,8 @@ class Plan:
                 k = s.spec.reduce_rank
                 kind = f"row over {k} dim{'s' if k > 1 else ''}" if k else "elementwise"
                 lines.append(f"kernel  {names}  [rank {s.spec.rank}, {kind}]")
+            elif isinstance(s, TemplateStep):
+                lines.append(f"kernel  {s.eqn.primitive.name}  [template]")
             else:
                 lines.append(f"library {s.eqn.primitive.name}")
         return "\n".join(lines)
@@ -395,7 +420,7 @@ class _Partitioner:
                 self.views[e.outputs[0].id] = e
             elif kind == "library":
                 self.seal_inputs(e)
-                self.steps.append(LibraryStep(e))
+                self.steps.append(_library_step(e))
             elif e.primitive.name in REDUCTIONS:
                 self.place_reduction(idx, e)
             else:

@@ -34,7 +34,8 @@ from ..devices import cpu_impls
 from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from ..fx.graph import Literal, Var
-from .fusion import KernelStep, LibraryStep, Plan
+from .control import control_steps
+from .fusion import KernelStep, LibraryStep, Plan, TemplateStep
 
 CONST, LAYOUT, DYN = 0, 1, 2  # slot kinds: value fixed / buffer fixed / per call
 
@@ -291,8 +292,14 @@ class _Builder:
         e = st.eqn
         if e.primitive.name == "dot_general" and self._matmul(e):
             return
+        if isinstance(st, TemplateStep) and self._template(st):
+            return
         ins = [self.value(u) for u in e.inputs]
-        fn = partial(cpu_impls[e.primitive], **e.params)
+        control = control_steps.get(e.primitive)
+        if control is not None:  # a loop or branch over compiled sub-programs
+            fn = control(e.params, self.backend)
+        else:
+            fn = partial(cpu_impls[e.primitive], **e.params)
         multi = e.primitive.multiple_results
         if all(self.kind[i] == CONST for i in ins):
             res = fn(*[self.probe[i] for i in ins])
@@ -303,6 +310,35 @@ class _Builder:
         for v, s in zip(e.outputs, outs):
             self.slot[v.id] = s
         self.steps.append(_call_step(fn, ins, outs, multi))
+
+    def _template(self, st: TemplateStep) -> bool:
+        """One template kernel (gather, scatter*, scan, reduce_window) into a preallocated
+        or fresh buffer; False (keep the CPU impl) for constant operands, the numpy
+        interpreter backend, or no kernel compiler."""
+        e = st.eqn
+        if self.backend == "interpret":
+            return False
+        ins = [self.value(u) for u in e.inputs]
+        if all(self.kind[i] == CONST for i in ins):
+            return False
+        try:
+            from .templates import compile_template
+        except ImportError:
+            if self.backend == "compiled":
+                raise
+            return False
+        kern = compile_template(st.spec).bind(e.params)
+        out = e.outputs[0]
+        shape, dtype = tuple(out.aval.shape), np.dtype(out.aval.dtype)
+        fresh = out.id in self.escapes
+        if fresh:
+            slot = self.new_slot(DYN)
+        else:
+            slot = self.new_slot(LAYOUT, np.empty(shape, dtype))
+            self.setup.append(partial(_alloc, slot, shape, dtype))
+        self.steps.append(_template_step(kern, ins, slot, shape, dtype, fresh))
+        self.slot[out.id] = slot
+        return True
 
     def _matmul(self, e) -> bool:
         """dot_general as one (batched) matmul into a preallocated or fresh buffer."""
@@ -400,6 +436,20 @@ def _perm_reshape(perm, shape):
         return np.reshape(x if ident else np.transpose(x, perm), shape)
 
     return view
+
+
+def _template_step(kern, ins, out, shape, dtype, fresh):
+    empty = np.empty
+    if fresh:
+        def step(env):
+            env[out] = buf = empty(shape, dtype)
+            kern([env[i] for i in ins], [buf])
+        return step
+
+    def step_pre(env):
+        kern([env[i] for i in ins], [env[out]])
+
+    return step_pre
 
 
 def _matmul_step(a, b, out, shape, dtype, fresh):

@@ -500,7 +500,8 @@ reduction_rules: dict = {
 }
 
 KERNEL_PRIMITIVES = frozenset(lowering_rules) | frozenset(reduction_rules)
-"""Names of the primitives compiled kernels compute; the others (dot_general,
-conv_general_dilated, sort, gather/scatter, cumulative, reduce_window, dynamic_slice,
-lgamma, digamma, ...) are library calls of the front-end."""
+"""Names of the primitives fused kernels compute. Gather/scatter*, the cumulative scans
+and reduce_window_* have kernel templates of their own (``templates.py``); the others
+(dot_general, conv_general_dilated, sort, dynamic_slice, lgamma, digamma, ...) are
+library calls of the front-end."""
 

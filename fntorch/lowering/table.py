@@ -4,12 +4,16 @@
 
 - ``"kernel"``: computed inside a fused kernel (elementwise ops, and reductions as the
   reducing steps of a row kernel), when the kernel compiler supports it
-  (``rules.KERNEL_PRIMITIVES``); otherwise it falls back to ``"library"``;
+  (``rules.KERNEL_PRIMITIVES``); otherwise it falls back to ``"library"``; also
+  gather/scatter*, cumsum/cumprod/cummax/cummin and reduce_window_*, each one template
+  kernel of its own (``templates.py``; ``spec_special.TEMPLATE_PRIMITIVES``) for the
+  dtypes the template supports, else the library call;
 - ``"index"``: index arithmetic: a strided numpy view of its operand, folded into the
   strides a consuming kernel reads with (never a copy, except ``reshape`` of a layout
   that cannot be viewed, where numpy copies);
 - ``"library"``: a call outside the kernels: ``dot_general`` (numpy matmul / BLAS),
-  ``conv_general_dilated`` (im2col + one matmul), and every other primitive through its
+  ``conv_general_dilated`` (im2col + one matmul), ``cond``/``while_loop``/``scan`` (a
+  loop over compiled sub-programs, ``control.py``), and every other primitive through its
   eager CPU impl (``fntorch.devices.cpu_impls``) for now.
 
 >>> from fntorch.ops import lax
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 from ..fx.core import Primitive
 from ..ops import (
+    _prims_control,
     _prims_elementwise,
     _prims_indexing,
     _prims_linalg,
@@ -28,6 +33,7 @@ from ..ops import (
     _prims_structural,
 )
 from ..transforms import custom
+from .spec_special import TEMPLATE_PRIMITIVES
 
 # Views: their result is a strided view of their operand (iota: a broadcast view of a
 # range, made once per compiled program).
@@ -59,7 +65,7 @@ def all_primitives() -> dict[str, Primitive]:
     """Every primitive fntorch defines, by name."""
     prims = {}
     for m in (_prims_elementwise, _prims_structural, _prims_indexing, _prims_reduce,
-              _prims_linalg, custom):
+              _prims_linalg, _prims_control, custom):
         for v in vars(m).values():
             if isinstance(v, Primitive):
                 prims[v.name] = v
@@ -79,7 +85,7 @@ def kernel_primitives() -> frozenset:
 def _category(name: str, kernel_names) -> str:
     if name in INDEX_PRIMITIVES:
         return "index"
-    if name in kernel_names:
+    if name in kernel_names or name in TEMPLATE_PRIMITIVES:
         return "kernel"
     return "library"
 

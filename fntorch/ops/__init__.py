@@ -1,6 +1,7 @@
 """The primitive set and the Array API / PyTorch-named functions built on it."""
 
 from . import (
+    _prims_control,
     _prims_elementwise,
     _prims_indexing,
     _prims_linalg,
@@ -8,5 +9,6 @@ from . import (
     _prims_structural,
     _tensor,  # attaches operators and methods to Tensor
     api,
+    control_flow,
     lax,
 )

@@ -89,7 +89,8 @@ def _strong(avals) -> list:
 def _cond_abstract(index, *operands, branches):
     if tuple(index.shape) != () or index.dtype != dt.int32:
         raise TypeError(
-            f"cond: the branch index must be an int32 scalar, got {avals_str([index])[1:-2]}"
+            f"cond: the branch index must be an int32 scalar, got "
+            f"{ShapedArray(index.shape, index.dtype)}"
         )
     if not branches:
         raise ValueError("cond: expected at least one branch")
@@ -130,9 +131,7 @@ def _while_abstract(*args, cond_graph, body_graph, cond_nconsts, body_nconsts):
         )
     outs = cond_graph.out_avals
     if len(outs) != 1 or tuple(outs[0].shape) != () or outs[0].dtype != dt.bool_:
-        raise TypeError(
-            f"while_loop: cond_fun must return a bool scalar, got {avals_str(outs)}"
-        )
+        raise TypeError(f"while_loop: cond_fun must return a bool scalar, got {avals_str(outs)}")
     if not same_types(body_graph.in_avals, [*bc, *carry]):
         raise TypeError(
             f"while_loop: the body graph takes {avals_str(body_graph.in_avals)} but gets "
@@ -156,7 +155,7 @@ def _scan_abstract(*args, body, num_consts, num_carry, length, reverse):
         if not x.shape or x.shape[0] != length:
             raise ValueError(
                 f"scan: every xs operand needs a leading axis of the scan length {length}, "
-                f"got {avals_str([x])[1:-2]}"
+                f"got {ShapedArray(x.shape, x.dtype)}"
             )
     x_avals = [ShapedArray(tuple(x.shape[1:]), x.dtype) for x in xs]
     if not same_types(body.in_avals, [*consts, *carry, *x_avals]):

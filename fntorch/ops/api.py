@@ -23,6 +23,8 @@ from ._api_reduce import *  # noqa: F403
 from ._api_reduce import __all__ as _reduce
 from ._api_set import *  # noqa: F403
 from ._api_set import __all__ as _set
+from .control_flow import *  # noqa: F403
+from .control_flow import __all__ as _control
 
 __array_api_version__ = "2023.12"
 
@@ -122,7 +124,7 @@ def __array_namespace_info__() -> _NamespaceInfo:
 
 
 __all__ = sorted(
-    set(_creation + _elementwise + _linalg + _manipulation + _reduce + _set)
+    set(_creation + _elementwise + _linalg + _manipulation + _reduce + _set + _control)
     | {"isdtype", "can_cast", "e", "pi", "inf", "nan", "newaxis"}
     | {"__array_api_version__", "__array_namespace_info__"}
 )

@@ -55,8 +55,7 @@ def _stage(fun, in_tree, in_avals, where, split_pair=False):
         if split_pair:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError(
-                    f"{where}: the function must return a pair (carry, y), got "
-                    f"{type(out).__name__}"
+                    f"{where}: the function must return a pair (carry, y), got {type(out).__name__}"
                 )
             c_leaves, c_tree = tree_util.flatten(out[0])
             y_leaves, y_tree = tree_util.flatten(out[1])
@@ -134,9 +133,7 @@ def switch(index, branches, *operands):
         raise TypeError("switch: branches must be a non-empty sequence of functions")
     i = _as_tensor(index, "switch")
     if i.shape != () or not dt.is_integer(i.dtype):
-        raise TypeError(
-            f"switch: index must be an integer scalar, got {get_aval(i)}"
-        )
+        raise TypeError(f"switch: index must be an integer scalar, got {get_aval(i)}")
     n = len(branches)
     if n == 1:
         return branches[0](*operands)
@@ -180,7 +177,12 @@ def while_loop(cond_fun, body_fun, init_val):
             )
         init = promoted
     outs = pc.while_p.bind(
-        *cc, *bc, *init, cond_graph=cg, body_graph=bg, cond_nconsts=len(cc),
+        *cc,
+        *bc,
+        *init,
+        cond_graph=cg,
+        body_graph=bg,
+        cond_nconsts=len(cc),
         body_nconsts=len(bc),
     )
     return tree_util.unflatten(tree, outs)
@@ -190,7 +192,9 @@ def _static_int(x) -> bool:
     if type(x) is int or isinstance(x, np.integer):
         return True
     return (
-        isinstance(x, Tensor) and not isinstance(x, Tracer) and x.shape == ()
+        isinstance(x, Tensor)
+        and not isinstance(x, Tracer)
+        and x.shape == ()
         and dt.is_integer(x.dtype)
     )
 
@@ -251,7 +255,9 @@ def scan(f, init, xs=None, length=None, reverse=False):
     lengths = set()
     for x in x_leaves:
         if x.ndim == 0:
-            raise ValueError("scan: every leaf of xs needs a leading axis to scan over, got a 0-d one")
+            raise ValueError(
+                "scan: every leaf of xs needs a leading axis to scan over, got a 0-d one"
+            )
         lengths.add(x.shape[0])
     if length is not None:
         lengths.add(int(length))
@@ -259,8 +265,8 @@ def scan(f, init, xs=None, length=None, reverse=False):
         got = sorted(lengths)
         raise ValueError(
             "scan: length must be given when xs is None or has no leaves"
-            if not got else
-            f"scan: the leaves of xs (and length={length}) disagree on the scan length: {got}"
+            if not got
+            else f"scan: the leaves of xs (and length={length}) disagree on the scan length: {got}"
         )
     n = lengths.pop()
     in_tree = tree_util.structure((init, xs))
@@ -273,11 +279,18 @@ def scan(f, init, xs=None, length=None, reverse=False):
             break
         promoted = _promote_weak(carry, weak, outs) if out_c_tree == c_tree else None
         if attempt or promoted is None:
-            raise pc.carry_mismatch("scan", "f", _describe(c_tree, avals),
-                                    _describe(out_c_tree, outs))
+            raise pc.carry_mismatch(
+                "scan", "f", _describe(c_tree, avals), _describe(out_c_tree, outs)
+            )
         carry = promoted
     res = pc.scan_p.bind(
-        *consts, *carry, *x_leaves, body=g, num_consts=len(consts), num_carry=len(carry),
-        length=n, reverse=bool(reverse),
+        *consts,
+        *carry,
+        *x_leaves,
+        body=g,
+        num_consts=len(consts),
+        num_carry=len(carry),
+        length=n,
+        reverse=bool(reverse),
     )
     return tree_util.unflatten(c_tree, res[:nc]), tree_util.unflatten(y_tree, res[nc:])

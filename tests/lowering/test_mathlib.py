@@ -13,6 +13,7 @@ from fntorch.lowering import cpu, mathlib
 from fntorch.lowering.builder import PTR, KernelBuilder, f32, f64, i64
 from fntorch.lowering.emit import emit_module
 
+
 def _expit(x):
     # The stable logistic in float64 (scipy's expit, without the dependency).
     e = np.exp(-np.abs(x))

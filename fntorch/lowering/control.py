@@ -1,0 +1,71 @@
+"""Compiled control flow: cond, while_loop and scan as steps of a compiled program.
+
+Each sub-graph (branch, loop body, loop predicate) is compiled once, when the
+enclosing program is built, with the same machinery (passes, fusion, program); the
+step then runs the loop in Python over the compiled sub-programs, which keep their own
+preallocated intermediate buffers across iterations. The tracer is never re-entered.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops import _prims_control as pc
+
+
+def compile_subgraph(graph, backend: str):
+    """``graph`` as a ``Program`` (flat numpy buffers in, a list of buffers out)."""
+    from .fusion import partition
+    from .passes import run_passes
+    from .program import build_program
+
+    return build_program(partition(run_passes(graph)), backend=backend)
+
+
+def _cond_step(params, backend):
+    progs = [compile_subgraph(g, backend) for g in params["branches"]]
+    last = len(progs) - 1
+
+    def run(index, *operands):
+        return progs[min(max(int(index), 0), last)](*operands)
+
+    return run
+
+
+def _while_step(params, backend):
+    cond = compile_subgraph(params["cond_graph"], backend)
+    body = compile_subgraph(params["body_graph"], backend)
+    ncc, nbc = params["cond_nconsts"], params["body_nconsts"]
+
+    def run(*args):
+        cc, bc, carry = args[:ncc], args[ncc : ncc + nbc], list(args[ncc + nbc :])
+        while cond(*cc, *carry)[0]:
+            carry = body(*bc, *carry)
+        return carry
+
+    return run
+
+
+def _scan_step(params, backend):
+    g = params["body"]
+    body = compile_subgraph(g, backend)
+    nc, nk, n = params["num_consts"], params["num_carry"], params["length"]
+    order = range(n - 1, -1, -1) if params["reverse"] else range(n)
+    y_avals = [(a.shape, np.dtype(a.dtype)) for a in g.out_avals[nk:]]
+
+    def run(*args):
+        consts, carry = args[:nc], list(args[nc : nc + nk])
+        xs = args[nc + nk :]
+        ys = [np.empty((n, *s), d) for s, d in y_avals]  # handed to the caller: fresh
+        for i in order:
+            outs = body(*consts, *carry, *[x[i, ...] for x in xs])
+            carry = outs[:nk]
+            for buf, y in zip(ys, outs[nk:]):
+                buf[i] = y
+        return [np.asarray(c) for c in carry] + ys
+
+    return run
+
+
+# primitive -> (params, backend) -> a callable over numpy buffers
+control_steps = {pc.cond_p: _cond_step, pc.while_p: _while_step, pc.scan_p: _scan_step}

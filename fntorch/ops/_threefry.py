@@ -1,0 +1,74 @@
+"""The threefry-2x32 hash and random bits, written on the uint32 primitives.
+
+``fntorch.random`` builds keys and samplers on these; ``fntorch/random.py`` says why this
+is plain code on the existing primitives rather than a dedicated primitive.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..fx import dtypes as _dt
+from . import lax
+
+_U32 = np.uint32
+UINT = {8: _dt.uint8, 16: _dt.uint16, 32: _dt.uint32, 64: _dt.uint64}
+
+# Threefry-2x32 with 20 rounds (Salmon et al., "Parallel random numbers: as easy as
+# 1, 2, 3", SC'11), in JAX's formulation: rotation constants, the key-schedule parity
+# constant and a key injection (with the injection counter) after every 4 rounds.
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = _U32(0x1BD11BDA)
+
+
+def _rotate_left(x, r: int):
+    return lax.bitwise_or(lax.shift_left(x, _U32(r)), lax.shift_right_logical(x, _U32(32 - r)))
+
+
+def threefry2x32(k0, k1, x0, x1):
+    """The threefry-2x32 block function on uint32 words; the operands broadcast."""
+    ks = (k0, k1, lax.bitwise_xor(lax.bitwise_xor(k0, k1), _PARITY))
+    x0, x1 = lax.add(x0, ks[0]), lax.add(x1, ks[1])
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 = lax.add(x0, x1)
+            x1 = lax.bitwise_xor(x0, _rotate_left(x1, r))
+        x0 = lax.add(x0, ks[(i + 1) % 3])
+        x1 = lax.add(lax.add(x1, ks[(i + 2) % 3]), _U32(i + 1))
+    return x0, x1
+
+
+def key_words(k):
+    """The two uint32 words of a key, as 0-d tensors (which broadcast against counters)."""
+    return lax.reshape(lax.slice(k, (0,), (1,)), ()), lax.reshape(lax.slice(k, (1,), (2,)), ())
+
+
+def counters(shape: tuple):
+    """The row-major index of every element as (high, low) uint32 words (JAX's iota_2x32_shape)."""
+    n = math.prod(shape)
+    if n <= 2**32:
+        lo = lax.reshape(lax.iota(_dt.uint32, (n,)), shape)
+        return _U32(0), lo  # the high word is zero; a scalar broadcasts
+    idx = lax.reshape(lax.iota(_dt.uint64, (n,)), shape)
+    hi = lax.convert_element_type(lax.shift_right_logical(idx, np.uint64(32)), _dt.uint32)
+    return hi, lax.convert_element_type(idx, _dt.uint32)
+
+
+def hash_shape(k, shape: tuple):
+    """Both threefry output words over the counters 0..prod(shape)-1 (JAX's partitionable form)."""
+    hi, lo = counters(shape)
+    return threefry2x32(*key_words(k), hi, lo)
+
+
+def random_bits(k, nbits: int, shape: tuple):
+    """Unsigned ``nbits``-wide random bits of ``shape`` from key ``k``, as JAX's threefry bits:
+    64 bits are the two words; narrower ones the xor of the two words, truncated."""
+    y0, y1 = hash_shape(k, shape)
+    if nbits == 64:
+        hi = lax.convert_element_type(y0, _dt.uint64)
+        return lax.bitwise_or(
+            lax.shift_left(hi, np.uint64(32)), lax.convert_element_type(y1, _dt.uint64)
+        )
+    return lax.convert_element_type(lax.bitwise_xor(y0, y1), UINT[nbits])
