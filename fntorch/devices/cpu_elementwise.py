@@ -290,10 +290,28 @@ def erf64(x):
 
 
 # Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision.
-_GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-               0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+_GILES_CENTRAL = (
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+)
+_GILES_TAIL = (
+    -0.000200214257,
+    0.000100950558,
+    0.00134934322,
+    -0.00367342844,
+    0.00573950773,
+    -0.0076224613,
+    0.00943887047,
+    1.00167406,
+    2.83297682,
+)
 
 
 def _horner(coeffs, w):
@@ -313,11 +331,14 @@ def erf_inv64(x):
     with np.errstate(all="ignore"):
         a = np.abs(x)
         w = -np.log((1.0 - a) * (1.0 + a))
-        y = np.where(
-            w < 5.0,
-            _horner(_GILES_CENTRAL, w - 2.5),
-            _horner(_GILES_TAIL, np.sqrt(np.where(w < 5.0, 5.0, w)) - 3.0),
-        ) * a
+        y = (
+            np.where(
+                w < 5.0,
+                _horner(_GILES_CENTRAL, w - 2.5),
+                _horner(_GILES_TAIL, np.sqrt(np.where(w < 5.0, 5.0, w)) - 3.0),
+            )
+            * a
+        )
         inside = a < 1.0
         y = np.where(inside, y, 1.0)
         tail = a > 0.5
@@ -326,9 +347,7 @@ def erf_inv64(x):
             slope = _TWO_OVER_SQRT_PI * np.exp(-y * y)
             # Near 1, Newton on log(erfc(y)) = log(1 - a): 1 - a is exact there and the
             # log makes the tail almost linear, so it converges as fast as the centre.
-            step = np.where(
-                tail, (np.log(erfc) - np.log1p(-a)) * erfc / slope, (a - erf) / slope
-            )
+            step = np.where(tail, (np.log(erfc) - np.log1p(-a)) * erfc / slope, (a - erf) / slope)
             y = y + step
         y = np.where(a == 1.0, np.inf, np.where(inside, y, np.nan))
         return np.copysign(y, x)
@@ -336,9 +355,17 @@ def erf_inv64(x):
 
 # Lanczos approximation, g = 7, n = 9 (the coefficients of Numerical Recipes / Godfrey).
 _LANCZOS_G = 7.0
-_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028,
-            771.32342877765313, -176.61502916214059, 12.507343278686905,
-            -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
+_LANCZOS = (
+    0.99999999999980993,
+    676.5203681218851,
+    -1259.1392167224028,
+    771.32342877765313,
+    -176.61502916214059,
+    12.507343278686905,
+    -0.13857109526572012,
+    9.9843695780195716e-6,
+    1.5056327351493116e-7,
+)
 _HALF_LOG_TWO_PI = 0.5 * math.log(2 * math.pi)
 
 

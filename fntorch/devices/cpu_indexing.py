@@ -37,7 +37,7 @@ def _gather(operand, *indices, axes):
     idx = np.broadcast_arrays(*(_as_intp(i, x.shape[k]) for k, i in enumerate(indices)))
     if idx[0].size == 0:
         # No index is read, so there is nothing to clamp (the axis may even be empty).
-        return np.empty(idx[0].shape + x.shape[len(axes):], operand.dtype)
+        return np.empty(idx[0].shape + x.shape[len(axes) :], operand.dtype)
     idx = tuple(np.clip(i, 0, x.shape[k] - 1) for k, i in enumerate(idx))
     return x[idx]
 
@@ -63,7 +63,7 @@ def _scatter_impl(ufunc, operand, *rest, axes):
         out[...] = upd if ufunc is None else ufunc(out, upd)
         return out
     view, idx, mask = _in_range(out, axes, indices)
-    gshape = mask.shape + view.shape[len(axes):]
+    gshape = mask.shape + view.shape[len(axes) :]
     upd = np.broadcast_to(updates, gshape)[mask]
     if ufunc is None:
         view[idx] = upd  # duplicates: numpy's last write wins (the spec leaves it open)

@@ -99,12 +99,22 @@ def _windows(x, window, strides, window_dilation, axes_from: int):
     return v[sel]
 
 
-def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
-               feature_group_count, batch_group_count):
+def _conv_impl(
+    lhs,
+    rhs,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    feature_group_count,
+    batch_group_count,
+):
     n, o, ci, window = lhs.shape[0], rhs.shape[0], rhs.shape[1], rhs.shape[2:]
     g, b = feature_group_count, batch_group_count
-    osp = conv_out_spatial(lhs.shape[2:], window, window_strides, padding, lhs_dilation,
-                           rhs_dilation)
+    osp = conv_out_spatial(
+        lhs.shape[2:], window, window_strides, padding, lhs_dilation, rhs_dilation
+    )
     out_shape = (n // b, o, *osp)
     if _prod(out_shape) == 0 or rhs.size == 0:
         return np.zeros(out_shape, lhs.dtype)
@@ -145,11 +155,13 @@ def _identity(kind, dtype):
 _MAX_TAP_LOOP = 64
 
 
-def _reduce_window_impl(kind, ufunc, x, *, window_dimensions, window_strides, padding,
-                        base_dilation, window_dilation):
+def _reduce_window_impl(
+    kind, ufunc, x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation
+):
     nd = x.ndim
-    out_shape = _window_out_shape(x.shape, window_dimensions, window_strides, padding,
-                                  base_dilation, window_dilation)
+    out_shape = _window_out_shape(
+        x.shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    )
     if _prod(out_shape) == 0:
         return np.zeros(out_shape, x.dtype)
     # Half floats are summed in float32 (as an accumulator would); max/min are exact.
@@ -162,8 +174,12 @@ def _reduce_window_impl(kind, ufunc, x, *, window_dimensions, window_strides, pa
         return np.asarray(res, x.dtype).reshape(out_shape)
     res = None
     for off in itertools.product(*(range(w) for w in window_dimensions)):
-        tap = y[tuple(slice(k * d, k * d + (n - 1) * s + 1, s) for k, d, n, s in
-                      zip(off, window_dilation, out_shape, window_strides))]
+        tap = y[
+            tuple(
+                slice(k * d, k * d + (n - 1) * s + 1, s)
+                for k, d, n, s in zip(off, window_dilation, out_shape, window_strides)
+            )
+        ]
         if res is None:
             res = np.array(tap, cdt)
         else:

@@ -130,13 +130,20 @@ cpu_impls[ps.concatenate_p] = _concatenate
 def _pad(x, padding_value, *, padding_config):
     x = np.asarray(x)
     # Pad with the non-negative parts (and interior) first, then crop the negative ones.
-    grown = [ps.pad_output_size(n, max(lo, 0), max(hi, 0), k)
-             for n, (lo, hi, k) in zip(x.shape, padding_config)]
+    grown = [
+        ps.pad_output_size(n, max(lo, 0), max(hi, 0), k)
+        for n, (lo, hi, k) in zip(x.shape, padding_config)
+    ]
     out = np.full(grown, padding_value, dtype=x.dtype)
-    out[tuple(slice(max(lo, 0), max(lo, 0) + (n - 1) * (k + 1) + 1, k + 1) if n else slice(0, 0)
-              for n, (lo, hi, k) in zip(x.shape, padding_config))] = x
-    crop = tuple(slice(max(-lo, 0), g - max(-hi, 0))
-                 for g, (lo, hi, _) in zip(grown, padding_config))
+    out[
+        tuple(
+            slice(max(lo, 0), max(lo, 0) + (n - 1) * (k + 1) + 1, k + 1) if n else slice(0, 0)
+            for n, (lo, hi, k) in zip(x.shape, padding_config)
+        )
+    ] = x
+    crop = tuple(
+        slice(max(-lo, 0), g - max(-hi, 0)) for g, (lo, hi, _) in zip(grown, padding_config)
+    )
     return out[crop]
 
 

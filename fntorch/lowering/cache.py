@@ -71,11 +71,23 @@ def _versions() -> str:
         xdsl_version = "?"
     src = hashlib.sha256()
     here = Path(__file__).parent
-    for name in ("builder.py", "emit.py", "mathlib.py", "rules.py", "kernels.py", "cpu.py",
-                 "spec.py", "cache.py", "templates.py", "spec_special.py"):
+    for name in (
+        "builder.py",
+        "emit.py",
+        "mathlib.py",
+        "rules.py",
+        "kernels.py",
+        "cpu.py",
+        "spec.py",
+        "cache.py",
+        "templates.py",
+        "spec_special.py",
+    ):
         src.update((here / name).read_bytes())
-    return (f"fntorch={fntorch.__version__};xdsl={xdsl_version};"
-            f"llvmlite={llvmlite.__version__};src={src.hexdigest()[:16]}")
+    return (
+        f"fntorch={fntorch.__version__};xdsl={xdsl_version};"
+        f"llvmlite={llvmlite.__version__};src={src.hexdigest()[:16]}"
+    )
 
 
 def digest(key: str) -> bytes:
@@ -88,8 +100,10 @@ def digest(key: str) -> bytes:
 
 def pack(dig: bytes, payload: bytes) -> bytes:
     """An entry: header (magic, format, digest, length, checksum) then the payload."""
-    return _HEADER.pack(MAGIC, FORMAT_VERSION, dig, len(payload),
-                        hashlib.sha256(payload).digest()) + payload
+    return (
+        _HEADER.pack(MAGIC, FORMAT_VERSION, dig, len(payload), hashlib.sha256(payload).digest())
+        + payload
+    )
 
 
 def unpack(dig: bytes, blob: bytes) -> bytes | None:
@@ -97,7 +111,7 @@ def unpack(dig: bytes, blob: bytes) -> bytes | None:
     if len(blob) < _HEADER.size:
         return None
     magic, version, d, n, check = _HEADER.unpack_from(blob)
-    payload = blob[_HEADER.size:]
+    payload = blob[_HEADER.size :]
     if magic != MAGIC or version != FORMAT_VERSION or d != dig or n != len(payload):
         return None
     if hashlib.sha256(payload).digest() != check:

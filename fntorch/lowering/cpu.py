@@ -49,8 +49,7 @@ def target_id() -> str:
 def new_target_machine():
     triple, cpu, features = host()
     target = llvm.Target.from_triple(triple)
-    return target.create_target_machine(cpu=cpu, features=features, opt=3,
-                                        codemodel="jitdefault")
+    return target.create_target_machine(cpu=cpu, features=features, opt=3, codemodel="jitdefault")
 
 
 def compile_object(ir_text: str) -> bytes:

@@ -43,7 +43,9 @@ def _gep(op, builder, vals):
         for i in op.rawConstantIndices.iter_values()
     ]
     vals[op.results[0]] = builder.gep(
-        vals[op.ptr], indices, inbounds=op.inbounds is not None,
+        vals[op.ptr],
+        indices,
+        inbounds=op.inbounds is not None,
         source_etype=convert_type(op.elem_type),
     )
 
@@ -64,9 +66,7 @@ def _call_intrinsic(op, builder, vals):
 def _fcmp(op, builder, vals):
     pred = llvm.FCmpPredicateFlag.from_int(op.predicate.value.data).value
     ordered = pred[0] == "o"
-    cmp = {"eq": "==", "gt": ">", "ge": ">=", "lt": "<", "le": "<=", "ne": "!="}.get(
-        pred[1:], pred
-    )
+    cmp = {"eq": "==", "gt": ">", "ge": ">=", "lt": "<", "le": "<=", "ne": "!="}.get(pred[1:], pred)
     fn = builder.fcmp_ordered if ordered else builder.fcmp_unordered
     vals[op.res] = fn(cmp, vals[op.lhs], vals[op.rhs], flags=_flags(op))
 
@@ -85,8 +85,9 @@ def _emit_op(op, builder, vals, blocks):
     if kind is llvm.GEPOp:
         _gep(op, builder, vals)
     elif kind in _OWN_CASTS:
-        instr = ir.CastInstr(builder.block, _OWN_CASTS[kind], vals[op.operands[0]],
-                             convert_type(op.results[0].type))
+        instr = ir.CastInstr(
+            builder.block, _OWN_CASTS[kind], vals[op.operands[0]], convert_type(op.results[0].type)
+        )
         builder._insert(instr)
         vals[op.results[0]] = instr
     elif kind is llvm.CallIntrinsicOp:
@@ -101,9 +102,7 @@ def _emit_op(op, builder, vals, blocks):
 
 def _emit_func(fn_op: llvm.FuncOp, module: ir.Module) -> None:
     ftype = fn_op.function_type
-    fnty = ir.FunctionType(
-        convert_type(ftype.output), [convert_type(t) for t in ftype.inputs.data]
-    )
+    fnty = ir.FunctionType(convert_type(ftype.output), [convert_type(t) for t in ftype.inputs.data])
     fn = ir.Function(module, fnty, name=fn_op.sym_name.data)
     fn.linkage = fn_op.linkage.linkage.data
     if fn.linkage == "external":

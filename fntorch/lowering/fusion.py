@@ -383,8 +383,9 @@ class _Partitioner:
                 continue
             level, absorbed, form = got
             for h in cands:
-                if h is not g and not (level == FULL and self.reads_directly(e, h)
-                                       and self.merge(g, h)):
+                if h is not g and not (
+                    level == FULL and self.reads_directly(e, h) and self.merge(g, h)
+                ):
                     self.seal(h)
             # Inputs from sealed groups are plain buffers.
             self.add(g, idx, e, level, absorbed, form)
@@ -402,8 +403,12 @@ class _Partitioner:
         shape = tuple(x.aval.shape)
         r, ch = self.chain(x)
         g = self.group_of.get(r.id) if isinstance(r, Var) else None
-        if g is not None and not g.sealed and not ch and g.level.get(x.id) == FULL and (
-            g.shape == shape and (not g.axes or g.axes == axes)
+        if (
+            g is not None
+            and not g.sealed
+            and not ch
+            and g.level.get(x.id) == FULL
+            and (g.shape == shape and (not g.axes or g.axes == axes))
         ):
             g.axes = axes
             self.add(g, idx, e, ROW)

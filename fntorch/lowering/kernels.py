@@ -92,17 +92,23 @@ def _abi() -> tuple[int, int, int, int]:
     off = (head, head + 16, head + 24, items)
     for probe in (np.empty((3, 5), np.float32)[:, ::2], np.empty((2, 1, 7), np.int8)[::-1]):
         base = id(probe)
-        ok = (ctypes.c_void_p.from_address(base + off[0]).value == probe.ctypes.data
-              and ctypes.c_int.from_address(base + head + 8).value == probe.ndim)
+        ok = (
+            ctypes.c_void_p.from_address(base + off[0]).value == probe.ctypes.data
+            and ctypes.c_int.from_address(base + head + 8).value == probe.ndim
+        )
         if ok:
             dims = ctypes.c_void_p.from_address(base + off[1]).value
             strides = ctypes.c_void_p.from_address(base + off[2]).value
             n = probe.ndim
-            ok = (tuple((ctypes.c_ssize_t * n).from_address(dims)) == probe.shape
-                  and tuple((ctypes.c_ssize_t * n).from_address(strides)) == probe.strides)
+            ok = (
+                tuple((ctypes.c_ssize_t * n).from_address(dims)) == probe.shape
+                and tuple((ctypes.c_ssize_t * n).from_address(strides)) == probe.strides
+            )
         pair = (probe, off)
-        ok = ok and all(ctypes.c_void_p.from_address(id(pair) + items + 8 * i).value
-                        == id(pair[i]) for i in range(2))
+        ok = ok and all(
+            ctypes.c_void_p.from_address(id(pair) + items + 8 * i).value == id(pair[i])
+            for i in range(2)
+        )
         if not ok:
             raise RuntimeError(
                 "compile_kernel: numpy's ndarray (or the tuple) struct does not have the "
@@ -184,9 +190,7 @@ def _row_level(spec: KernelSpec) -> list[bool]:
             continue
         row = k > 0
         for kind, x in op.args:
-            if kind == "in" or (kind == "index" and x >= rank - k) or (
-                kind == "op" and not out[x]
-            ):
+            if kind == "in" or (kind == "index" and x >= rank - k) or (kind == "op" and not out[x]):
                 row = False
         out.append(row)
     return out
@@ -332,8 +336,11 @@ class _Gen:
         rank, k = spec.rank, spec.reduce_rank
         self.data = [b.load(b.gep_const(a, off_data), B.PTR) for a in args]
         # Sizes: from an input (iteration-shaped) or a full-shape output.
-        src = 0 if self.n_in else next(
-            (self.n_in + i for i, row in enumerate(spec.output_is_row) if not row), None)
+        src = (
+            0
+            if self.n_in
+            else next((self.n_in + i for i, row in enumerate(spec.output_is_row) if not row), None)
+        )
         if src is None and rank > 0:
             raise ValueError(
                 "compile_kernel: a kernel without inputs or full-shape outputs has no "
@@ -459,8 +466,13 @@ class _Gen:
             pre = self._preload(used, bases)
             env = {}
             for o, ref in enumerate(spec.outputs):
-                v = self._eval(ref, env, lambda i: pre[i], None, spec.input_dtypes[0]
-                               if ref[0] == "in" else None)
+                v = self._eval(
+                    ref,
+                    env,
+                    lambda i: pre[i],
+                    None,
+                    spec.input_dtypes[0] if ref[0] == "in" else None,
+                )
                 self._store(v, bases[self.n_in + o], self._out_dtype(o))
             return
         inner = self.sizes[-1]
@@ -529,8 +541,11 @@ class _Gen:
             def prepare(refs):
                 """Computes the per-row ops ``refs`` need, in the row block."""
                 for j in sorted(_cone(self.spec, refs)):
-                    if (self.row_level[j] and j not in row_env
-                            and spec.ops[j].prim not in REDUCTIONS):
+                    if (
+                        self.row_level[j]
+                        and j not in row_env
+                        and spec.ops[j].prim not in REDUCTIONS
+                    ):
                         self._eval(("op", j), row_env, None, row_index)
 
             for r in reductions:
@@ -597,10 +612,13 @@ class _Gen:
 
             def body(e, cur):
                 d = m + depth
-                nb = [b.gep(p, b.mul(e, s[d]), B.i8) if len(s) > d else p
-                      for p, s in zip(bases_here, self.strides)]
-                return level(depth + 1, nb, [*idx, e],
-                             b.add(b.mul(flat_outer, red_sizes[depth]), e), cur)
+                nb = [
+                    b.gep(p, b.mul(e, s[d]), B.i8) if len(s) > d else p
+                    for p, s in zip(bases_here, self.strides)
+                ]
+                return level(
+                    depth + 1, nb, [*idx, e], b.add(b.mul(flat_outer, red_sizes[depth]), e), cur
+                )
 
             return b.loop(b.const(0, B.i64), red_sizes[depth], st, body)
 
@@ -693,8 +711,11 @@ class Kernel:
         self._passes = 1 + sum(op.prim in REDUCTIONS for op in spec.ops)
         n_in = len(spec.input_dtypes)
         # The array whose size measures the work: an input, else a full-shape output.
-        self._src = 0 if n_in else n_in + (
-            spec.output_is_row.index(False) if False in spec.output_is_row else 0)
+        self._src = (
+            0
+            if n_in
+            else n_in + (spec.output_is_row.index(False) if False in spec.output_is_row else 0)
+        )
         self._hold = self._release = None  # the variant used last
 
     # ----------------------------------------------------------- compiling
@@ -752,8 +773,7 @@ class Kernel:
         """Compiles (or finds) the variant these arrays need and makes it the default."""
         fns = self._fns.get(_variant_of(arrays[: len(self.spec.input_dtypes)], self.spec.rank))
         if fns is None:
-            fns = self._compile(_variant_of(arrays[: len(self.spec.input_dtypes)],
-                                            self.spec.rank))
+            fns = self._compile(_variant_of(arrays[: len(self.spec.input_dtypes)], self.spec.rank))
         self._hold, self._release = fns
         return fns
 
@@ -771,8 +791,9 @@ class Kernel:
             release = self._switch(arrays)[1]
         bounds = [outer * i // parts for i in range(parts + 1)]
         pool = _pool(parts - 1)
-        futures = [pool.submit(release, id(arrays), bounds[i], bounds[i + 1])
-                   for i in range(1, parts)]
+        futures = [
+            pool.submit(release, id(arrays), bounds[i], bounds[i + 1]) for i in range(1, parts)
+        ]
         release(id(arrays), bounds[0], bounds[1])  # the caller's thread takes a part
         for f in futures:
             f.result()

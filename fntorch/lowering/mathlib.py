@@ -78,8 +78,10 @@ _LOG2E = H("0x1.71547652b82fep+0")
 _TWO_OVER_PI = H("0x1.45f306dc9c883p-1")
 _PIO2 = (H("0x1.921fb54442d18p+0"), H("0x1.1a62633145c07p-54"), H("-0x1.f1976b7ed8fbcp-110"))
 _PIO2_HL = ((H("0x1.921fb6p+0"), H("-0x1.777a5cp-25")), (_PIO2[0], _PIO2[1]))
-_PI_HL = ((H("0x1.921fb6p+1"), H("-0x1.777a5cp-24")),
-          (H("0x1.921fb54442d18p+1"), H("0x1.1a62633145c07p-53")))
+_PI_HL = (
+    (H("0x1.921fb6p+1"), H("-0x1.777a5cp-24")),
+    (H("0x1.921fb54442d18p+1"), H("0x1.1a62633145c07p-53")),
+)
 _LN2 = H("0x1.62e42fefa39efp-1")
 _TWO_OVER_SQRT_PI = H("0x1.20dd750429b6dp+0")
 _ONE_OVER_SQRT_PI = H("0x1.20dd750429b6dp-1")
@@ -91,35 +93,78 @@ _ATAN_C = (
 )
 _ATAN_HI = (
     (0.0, H("0x1.921fb6p-3"), H("0x1.921fb6p-2"), H("0x1.2d97c8p-1"), H("0x1.921fb6p-1")),
-    (0.0, H("0x1.921fb54442d18p-3"), H("0x1.921fb54442d18p-2"), H("0x1.2d97c7f3321d2p-1"),
-     H("0x1.921fb54442d18p-1")),
+    (
+        0.0,
+        H("0x1.921fb54442d18p-3"),
+        H("0x1.921fb54442d18p-2"),
+        H("0x1.2d97c7f3321d2p-1"),
+        H("0x1.921fb54442d18p-1"),
+    ),
 )
 _ATAN_LO = (
     (0.0, H("-0x1.81b8c6p-28"), H("-0x1.a6898cp-28"), H("-0x1.06bc8cp-26"), H("-0x1.777a5cp-26")),
-    (0.0, H("0x1.f93470dfef04ap-58"), H("0x1.c398861b78b55p-59"), H("-0x1.8f57cafebcf16p-58"),
-     H("0x1.1a62633145c07p-55")),
+    (
+        0.0,
+        H("0x1.f93470dfef04ap-58"),
+        H("0x1.c398861b78b55p-59"),
+        H("-0x1.8f57cafebcf16p-58"),
+        H("0x1.1a62633145c07p-55"),
+    ),
 )
 # tan((2k+1) pi/32): where the table entry changes.
-_ATAN_SPLIT = (0.09849140335716425, 0.3033466836073424, 0.5345111359507917,
-               0.8206787908286604)
+_ATAN_SPLIT = (0.09849140335716425, 0.3033466836073424, 0.5345111359507917, 0.8206787908286604)
 
 # Eigen / XLA float32 tanh: x P(x^2) / Q(x^2) on [-7.905, 7.905] (highest degree first).
-_TANH_P = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
-           5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
-           4.89352455891786e-03)
-_TANH_Q = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
-           4.89352518554385e-03)
+_TANH_P = (
+    -2.76076847742355e-16,
+    2.00018790482477e-13,
+    -8.60467152213735e-11,
+    5.12229709037114e-08,
+    1.48572235717979e-05,
+    6.37261928875436e-04,
+    4.89352455891786e-03,
+)
+_TANH_Q = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03)
 # Eigen float32 erf: x P(x^2) / Q(x^2) on [-4, 4].
-_ERF_P = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
-          -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
-          -1.60960333262415e-02)
-_ERF_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
-          -7.37332916720468e-03, -1.42647390514189e-02)
+_ERF_P = (
+    -2.72614225801306e-10,
+    2.77068142495902e-08,
+    -2.10102402082508e-06,
+    -5.69250639462346e-05,
+    -7.34990630326855e-04,
+    -2.95459980854025e-03,
+    -1.60960333262415e-02,
+)
+_ERF_Q = (
+    -1.45660718464996e-05,
+    -2.13374055278905e-04,
+    -1.68282697438203e-03,
+    -7.37332916720468e-03,
+    -1.42647390514189e-02,
+)
 # Giles, "Approximating the erfinv function" (GPU Computing Gems), single precision.
-_GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-               0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+_GILES_CENTRAL = (
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+)
+_GILES_TAIL = (
+    -0.000200214257,
+    0.000100950558,
+    0.00134934322,
+    -0.00367342844,
+    0.00573950773,
+    -0.0076224613,
+    0.00943887047,
+    1.00167406,
+    2.83297682,
+)
 
 
 def _taylor(first: int, last: int, scale=Fraction(1)) -> tuple:
@@ -129,8 +174,9 @@ def _taylor(first: int, last: int, scale=Fraction(1)) -> tuple:
 
 def _alt(first: int, last: int) -> tuple:
     """(-1)**k / (2k+1)! for odd powers n = 2k+1 in [first, last] (sin series)."""
-    return tuple(float(Fraction((-1) ** (n // 2), factorial(n)))
-                 for n in range(last, first - 1, -2))
+    return tuple(
+        float(Fraction((-1) ** (n // 2), factorial(n))) for n in range(last, first - 1, -2)
+    )
 
 
 _LN2_FR = Fraction(_LN2)
@@ -140,15 +186,21 @@ _EXP2 = (_taylor(0, 7, _LN2_FR), _taylor(0, 13, _LN2_FR))  # 2^r, |r| <= 1/2
 # expm1: (e^r - 1 - r)/r^2 = sum r^(n-2)/n!, n >= 2.
 _EXPM1 = (_taylor(2, 9), _taylor(2, 16))
 # log: R(z) = sum 2 z^n/(2n+1), z = s^2 <= 0.0295.
-_LOG = (tuple(float(Fraction(2, 2 * n + 1)) for n in range(5, 0, -1)),
-        tuple(float(Fraction(2, 2 * n + 1)) for n in range(11, 0, -1)))
+_LOG = (
+    tuple(float(Fraction(2, 2 * n + 1)) for n in range(5, 0, -1)),
+    tuple(float(Fraction(2, 2 * n + 1)) for n in range(11, 0, -1)),
+)
 # sin r = r + r^3 S(r^2); cos r = 1 - r^2/2 + r^4 C(r^2); |r| <= pi/4.
 _SIN = (_alt(3, 13), _alt(3, 21))
-_COS = (tuple(float(Fraction((-1) ** (n // 2), factorial(n))) for n in range(14, 3, -2)),
-        tuple(float(Fraction((-1) ** (n // 2), factorial(n))) for n in range(22, 3, -2)))
+_COS = (
+    tuple(float(Fraction((-1) ** (n // 2), factorial(n))) for n in range(14, 3, -2)),
+    tuple(float(Fraction((-1) ** (n // 2), factorial(n))) for n in range(22, 3, -2)),
+)
 # atan v = v + v^3 A(v^2), A = sum (-1)^k v^(2k-2)/(2k+1); |v| <= 0.0985.
-_ATAN = (tuple(float(Fraction((-1) ** k, 2 * k + 1)) for k in range(4, 0, -1)),
-         tuple(float(Fraction((-1) ** k, 2 * k + 1)) for k in range(8, 0, -1)))
+_ATAN = (
+    tuple(float(Fraction((-1) ** k, 2 * k + 1)) for k in range(4, 0, -1)),
+    tuple(float(Fraction((-1) ** k, 2 * k + 1)) for k in range(8, 0, -1)),
+)
 # erf(a) = 2a/sqrt(pi) e^(-a^2) sum_n (2a^2)^n/(2n+1)!!, all terms positive.
 _ERF_SERIES = tuple(
     float(Fraction(2**n) / Fraction(factorial(2 * n + 1), 2**n * factorial(n)))
@@ -574,8 +626,10 @@ def _erf_f64(b, x):
     three = _c(b, 3.0, x)
     small = b.fcmp("olt", a, three)
     s = b.select(small, a, three)
-    series = b.fmul(b.fmul(s, _c(b, _TWO_OVER_SQRT_PI, x)),
-                    b.fmul(_exp_minus_square(b, s), poly(b, b.fmul(s, s), _ERF_SERIES)))
+    series = b.fmul(
+        b.fmul(s, _c(b, _TWO_OVER_SQRT_PI, x)),
+        b.fmul(_exp_minus_square(b, s), poly(b, b.fmul(s, s), _ERF_SERIES)),
+    )
     big = b.select(small, three, b.minnum(a, _c(b, 30.0, x)))
     tail = b.fsub(_c(b, 1.0, x), _erfc_cf(b, big))
     out = b.copysign(b.select(small, series, tail), x)
@@ -639,10 +693,27 @@ def pow(b, x, y):
 
 
 FUNCTIONS = {
-    "exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "log1p": log1p,
-    "sin": sin, "cos": cos, "tan": tan, "atan": atan, "asin": asin, "acos": acos,
-    "sinh": sinh, "cosh": cosh, "tanh": tanh, "asinh": asinh, "acosh": acosh,
-    "atanh": atanh, "logistic": logistic, "cbrt": cbrt, "rsqrt": rsqrt, "erf": erf,
+    "exp": exp,
+    "exp2": exp2,
+    "expm1": expm1,
+    "log": log,
+    "log1p": log1p,
+    "sin": sin,
+    "cos": cos,
+    "tan": tan,
+    "atan": atan,
+    "asin": asin,
+    "acos": acos,
+    "sinh": sinh,
+    "cosh": cosh,
+    "tanh": tanh,
+    "asinh": asinh,
+    "acosh": acosh,
+    "atanh": atanh,
+    "logistic": logistic,
+    "cbrt": cbrt,
+    "rsqrt": rsqrt,
+    "erf": erf,
     "erf_inv": erf_inv,
 }
 """Unary expansions by primitive name (binary ones: ``pow``, ``atan2``)."""

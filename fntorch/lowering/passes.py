@@ -48,8 +48,10 @@ def _literal_is(lit, value: float, *, negative_zero: bool | None = None) -> bool
 
 
 def _same_as_out(x, out) -> bool:
-    return not isinstance(x, Literal) and x.aval.shape == out.aval.shape and (
-        x.aval.dtype == out.aval.dtype
+    return (
+        not isinstance(x, Literal)
+        and x.aval.shape == out.aval.shape
+        and (x.aval.dtype == out.aval.dtype)
     )
 
 

@@ -107,7 +107,7 @@ class Program:
         env = [None] * self.n_inputs + list(self._proto)
         for f in self._setup:
             f(env)
-        return env[self.n_inputs:]
+        return env[self.n_inputs :]
 
     def __call__(self, *bufs):
         pool = self._pool
@@ -149,7 +149,9 @@ class _Builder:
         # Inputs a library call reads: its result may be a view of them, so they are
         # never donated.
         self.library_read = {
-            r.id for s in plan.library_calls for r in map(self._root, s.eqn.inputs)
+            r.id
+            for s in plan.library_calls
+            for r in map(self._root, s.eqn.inputs)
             if isinstance(r, Var)
         }
 
@@ -277,8 +279,10 @@ class _Builder:
             v = self.graph.invars[i]
             if v.aval.shape != shape or np.dtype(v.aval.dtype) != dtype:
                 continue
-            if v.id in self.escapes or v.id in self.library_read or (
-                self.last_use.get(v.id, -1) > idx
+            if (
+                v.id in self.escapes
+                or v.id in self.library_read
+                or (self.last_use.get(v.id, -1) > idx)
             ):
                 continue
             # The kernel may read it, but only at the index it writes.
@@ -381,10 +385,9 @@ class _Builder:
             else:
                 self.library(st)
         out_slots = [self.value(v) for v in self.graph.outvars]
-        proto = [p if k == CONST else None for p, k in zip(self.probe, self.kind)][self.n_in:]
+        proto = [p if k == CONST else None for p, k in zip(self.probe, self.kind)][self.n_in :]
         # Setup steps index the full frame; the frame kept in the pool drops the inputs.
-        return Program(self.n_in, proto, self.setup, self.steps, out_slots, self.kernels,
-                       self.plan)
+        return Program(self.n_in, proto, self.setup, self.steps, out_slots, self.kernels, self.plan)
 
 
 # --------------------------------------------------------------- step closures
@@ -403,9 +406,11 @@ def _unary_step(fn, src, out):
 
 def _call_step(fn, ins, outs, multi):
     if multi:
+
         def step(env):
             for o, r in zip(outs, fn(*[env[i] for i in ins])):
                 env[o] = r
+
         return step
     (o,) = outs
     if len(ins) == 1:
@@ -441,9 +446,11 @@ def _perm_reshape(perm, shape):
 def _template_step(kern, ins, out, shape, dtype, fresh):
     empty = np.empty
     if fresh:
+
         def step(env):
             env[out] = buf = empty(shape, dtype)
             kern([env[i] for i in ins], [buf])
+
         return step
 
     def step_pre(env):
@@ -455,8 +462,10 @@ def _template_step(kern, ins, out, shape, dtype, fresh):
 def _matmul_step(a, b, out, shape, dtype, fresh):
     matmul, empty = np.matmul, np.empty
     if fresh:
+
         def step(env):
             env[out] = matmul(env[a], env[b], out=empty(shape, dtype))
+
         return step
 
     def step_pre(env):
@@ -468,8 +477,10 @@ def _matmul_step(a, b, out, shape, dtype, fresh):
 def _kernel_step(kern, in_slots, out_slots, fresh):
     empty = np.empty
     if not fresh:
+
         def step(env):
             kern([env[i] for i in in_slots], [env[o] for o in out_slots])
+
         return step
     if all(d is None for *_, d in fresh):
         allocs = [(s, shape, dtype) for s, shape, dtype, _ in fresh]
@@ -478,18 +489,23 @@ def _kernel_step(kern, in_slots, out_slots, fresh):
             for s, shape, dtype in allocs:
                 env[s] = empty(shape, dtype)
             kern([env[i] for i in in_slots], [env[o] for o in out_slots])
+
         return step_fresh
 
     def step_donate(env):
         for s, shape, dtype, donor in fresh:
             buf = env[donor] if donor is not None else None
-            if buf is not None and buf.flags.writeable and buf.flags.c_contiguous and (
-                buf.shape == shape and buf.dtype == dtype
+            if (
+                buf is not None
+                and buf.flags.writeable
+                and buf.flags.c_contiguous
+                and (buf.shape == shape and buf.dtype == dtype)
             ):
                 env[s] = buf
             else:
                 env[s] = empty(shape, dtype)
         kern([env[i] for i in in_slots], [env[o] for o in out_slots])
+
     return step_donate
 
 

@@ -169,8 +169,11 @@ def _pow(b, x, y, *, dtype, **_):
     one, zero = _const(b, 1, dtype), _const(b, 0, dtype)
     minus_one = _const(b, -1, dtype)
     odd = b.icmp("ne", b.and_(y, one), zero)
-    small = b.select(b.icmp("eq", x, one), one,
-                     b.select(b.icmp("eq", x, minus_one), b.select(odd, minus_one, one), zero))
+    small = b.select(
+        b.icmp("eq", x, one),
+        one,
+        b.select(b.icmp("eq", x, minus_one), b.select(odd, minus_one, one), zero),
+    )
     return b.select(b.icmp("slt", y, zero), small, r)
 
 
@@ -317,8 +320,7 @@ def _round_to_odd_f32(b, x):
     tz = b.select(away, b.sub(tb, b.const(1, i32)), tb)
     odd = b.bitcast(b.or_(tz, b.const(1, i32)), f32)
     keep = b.or_(exact, b.fcmp("uno", x, x))
-    return b.select(keep, t, b.select(b.fcmp("olt", b.fabs(back), b.const(3.4e38, f64)),
-                                      odd, t))
+    return b.select(keep, t, b.select(b.fcmp("olt", b.fabs(back), b.const(3.4e38, f64)), odd, t))
 
 
 def _convert(b, x, *, dtype, new_dtype, **_):
@@ -467,8 +469,9 @@ def _arg_step(is_max):
             better = b.icmp("ugt" if is_max else "ult", x, best)
         else:
             s = _is_signed(dtype)
-            better = b.icmp(("sgt" if is_max else "slt") if s else ("ugt" if is_max else "ult"),
-                            x, best)
+            better = b.icmp(
+                ("sgt" if is_max else "slt") if s else ("ugt" if is_max else "ult"), x, best
+            )
         return [b.select(better, x, best), b.select(better, idx, at)]
 
     return step
@@ -504,4 +507,3 @@ KERNEL_PRIMITIVES = frozenset(lowering_rules) | frozenset(reduction_rules)
 and reduce_window_* have kernel templates of their own (``templates.py``); the others
 (dot_general, conv_general_dilated, sort, dynamic_slice, lgamma, digamma, ...) are
 library calls of the front-end."""
-

@@ -37,8 +37,16 @@ from dataclasses import dataclass
 import numpy as np
 
 REDUCTIONS = frozenset(
-    {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
-     "argmax", "argmin"}
+    {
+        "reduce_sum",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+        "reduce_and",
+        "reduce_or",
+        "argmax",
+        "argmin",
+    }
 )
 
 

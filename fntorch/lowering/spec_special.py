@@ -24,8 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-GATHER, SCATTER = "gather", ("scatter", "scatter_add", "scatter_mul", "scatter_min",
-                             "scatter_max")
+GATHER, SCATTER = "gather", ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max")
 SCANS = ("cumsum", "cumprod", "cummax", "cummin")
 WINDOWS = ("reduce_window_sum", "reduce_window_max", "reduce_window_min")
 TEMPLATE_PRIMITIVES = frozenset((GATHER, *SCATTER, *SCANS, *WINDOWS))
@@ -77,8 +76,10 @@ class ScatterSpec:
 
     def key(self) -> str:
         idx = ",".join(_name(d) for d in self.index_dtypes)
-        return (f"scatter|{self.kind}|{_name(self.dtype)}|idx:{idx}|b{self.batch_rank}"
-                f"|r{self.rest_rank}")
+        return (
+            f"scatter|{self.kind}|{_name(self.dtype)}|idx:{idx}|b{self.batch_rank}"
+            f"|r{self.rest_rank}"
+        )
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,9 @@ class ScanSpec:
     reverse: bool
 
     def key(self) -> str:
-        return (f"scan|{self.kind}|{_name(self.dtype)}|r{self.rank}|a{self.axis}"
-                f"|rev{int(self.reverse)}")
+        return (
+            f"scan|{self.kind}|{_name(self.dtype)}|r{self.rank}|a{self.axis}|rev{int(self.reverse)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -115,9 +117,11 @@ class WindowSpec:
         return len(self.window_dimensions)
 
     def key(self) -> str:
-        return (f"window|{self.kind}|{_name(self.dtype)}|w{self.window_dimensions}"
-                f"|s{self.window_strides}|p{self.padding}|bd{self.base_dilation}"
-                f"|wd{self.window_dilation}")
+        return (
+            f"window|{self.kind}|{_name(self.dtype)}|w{self.window_dimensions}"
+            f"|s{self.window_strides}|p{self.padding}|bd{self.base_dilation}"
+            f"|wd{self.window_dilation}"
+        )
 
 
 TemplateSpec = GatherSpec | ScatterSpec | ScanSpec | WindowSpec
@@ -147,7 +151,7 @@ def spec_for(prim: str, in_avals, params: dict):
         if not axes:
             return None  # a plain copy / elementwise update: numpy does it
         k = len(axes)
-        idx = in_avals[1:1 + k]
+        idx = in_avals[1 : 1 + k]
         index_dtypes = _int_dtypes(idx)
         if index_dtypes is None:
             return None

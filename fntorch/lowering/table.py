@@ -38,12 +38,19 @@ from .spec_special import TEMPLATE_PRIMITIVES
 # Views: their result is a strided view of their operand (iota: a broadcast view of a
 # range, made once per compiled program).
 INDEX_PRIMITIVES = frozenset(
-    {"broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice", "rev",
-     "iota"}
+    {"broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice", "rev", "iota"}
 )
 REDUCTION_PRIMITIVES = frozenset(
-    {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
-     "argmax", "argmin"}
+    {
+        "reduce_sum",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+        "reduce_and",
+        "reduce_or",
+        "argmax",
+        "argmin",
+    }
 )
 # What the fusion pass may put in a kernel when the kernel compiler is not importable
 # (the numpy interpreter of ``interpret.py`` computes all of these).
@@ -64,8 +71,15 @@ DEFAULT_KERNEL_PRIMITIVES = frozenset(
 def all_primitives() -> dict[str, Primitive]:
     """Every primitive fntorch defines, by name."""
     prims = {}
-    for m in (_prims_elementwise, _prims_structural, _prims_indexing, _prims_reduce,
-              _prims_linalg, _prims_control, custom):
+    for m in (
+        _prims_elementwise,
+        _prims_structural,
+        _prims_indexing,
+        _prims_reduce,
+        _prims_linalg,
+        _prims_control,
+        custom,
+    ):
         for v in vars(m).values():
             if isinstance(v, Primitive):
                 prims[v.name] = v

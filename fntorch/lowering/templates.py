@@ -198,14 +198,14 @@ class _TGen:
 
         def row(t, _):
             bidx = self._unflatten(t, outer) if outer else []
-            bases = [self._offset(self.data[1 + i], bidx, self.strides[1 + i][:-1])
-                     for i in range(k)]
+            bases = [
+                self._offset(self.data[1 + i], bidx, self.strides[1 + i][:-1]) for i in range(k)
+            ]
 
             def elem(j, _):
                 src = x
                 for i in range(k):
-                    p = b.gep(bases[i], b.mul(j, self.strides[1 + i][-1]), B.i8) if nb \
-                        else bases[i]
+                    p = b.gep(bases[i], b.mul(j, self.strides[1 + i][-1]), B.i8) if nb else bases[i]
                     v, _ok = self.index(p, s.index_dtypes[i], xs[i], clamp=True)
                     src = b.gep(src, b.mul(v, self.strides[0][i]), B.i8)
                 dst = b.mul(b.add(b.mul(t, inner), j), rest_total)
@@ -248,19 +248,19 @@ class _TGen:
                 if overwrite:
                     b.store(b.load(u, word), d)
                 else:
-                    new = self.combine(s.kind, self._load(d, s.dtype), self._load(u, s.dtype),
-                                       s.dtype)
+                    new = self.combine(
+                        s.kind, self._load(d, s.dtype), self._load(u, s.dtype), s.dtype
+                    )
                     self._store(new, d, s.dtype)  # rounds narrow floats once per step
                 return []
 
-            self.nest(xs[k:], [dst, ps[k]], [self.strides[0][k:], upd_strides[nb:]], [],
-                      update)
+            self.nest(xs[k:], [dst, ps[k]], [self.strides[0][k:], upd_strides[nb:]], [], update)
             b.br(done)
             b.set_block(done)
             return []
 
-        ptrs = [*self.data[1:1 + k], self.data[-1]]
-        strides = [*(st[:nb] for st in self.strides[1:1 + k]), upd_strides[:nb]]
+        ptrs = [*self.data[1 : 1 + k], self.data[-1]]
+        strides = [*(st[:nb] for st in self.strides[1 : 1 + k]), upd_strides[:nb]]
         self.nest(batch, ptrs, strides, [], position)
         return self.finish()
 
@@ -270,7 +270,7 @@ class _TGen:
         lo, hi = self.start([r, r])
         sizes, xst = self.sizes[0], self.strides[0]
         x, out = self.data
-        pre, n, post = sizes[:a], sizes[a], sizes[a + 1:]
+        pre, n, post = sizes[:a], sizes[a], sizes[a + 1 :]
         q = self._product(post)
         hi = self.hi_or_all(hi, self._product(pre))
         t_mem = B.mem_type(s.dtype)
@@ -312,7 +312,7 @@ class _TGen:
                     self._store(acc, b.gep(out, b.add(orow, flat), t_mem), s.dtype)
                     return []
 
-                self.nest(post, [xrow], [xst[a + 1:]], [], elem)
+                self.nest(post, [xrow], [xst[a + 1 :]], [], elem)
                 return []
 
             b.loop(self.i64(0), n, [], step)
@@ -333,16 +333,19 @@ class _TGen:
         ident = self.identity(s.kind, s.dtype)
         # Sums add +0.0 for a padding tap, as the numpy impl (which pads with zeros) does.
         hole = self.b.const(0, B.reg_type(s.dtype)) if s.kind.endswith("sum") else ident
-        trivial = [lo_ <= 0 and hi_ <= 0 and bd == 1
-                   for (lo_, hi_), bd in zip(s.padding, s.base_dilation)]
+        trivial = [
+            lo_ <= 0 and hi_ <= 0 and bd == 1 for (lo_, hi_), bd in zip(s.padding, s.base_dilation)
+        ]
 
         def row(t, _):
             oidx = self._unflatten(t, outer) if outer else []
 
             def elem(j, _):
                 p = [*oidx, j]
-                base = [b.sub(b.mul(p[d], self.i64(s.window_strides[d])),
-                              self.i64(s.padding[d][0])) for d in range(r)]
+                base = [
+                    b.sub(b.mul(p[d], self.i64(s.window_strides[d])), self.i64(s.padding[d][0]))
+                    for d in range(r)
+                ]
 
                 def taps(d, ptr, ok, acc):
                     if d == r:
@@ -357,11 +360,11 @@ class _TGen:
                         if not trivial[d]:
                             bd = s.base_dilation[d]
                             src = b.sdiv(qd, self.i64(bd)) if bd > 1 else qd
-                            good = b.and_(b.icmp("sge", qd, self.i64(0)),
-                                          b.icmp("slt", src, xs[d]))
+                            good = b.and_(b.icmp("sge", qd, self.i64(0)), b.icmp("slt", src, xs[d]))
                             if bd > 1:
-                                good = b.and_(good, b.icmp("eq", b.srem(qd, self.i64(bd)),
-                                                           self.i64(0)))
+                                good = b.and_(
+                                    good, b.icmp("eq", b.srem(qd, self.i64(bd)), self.i64(0))
+                                )
                             okd = good if ok is None else b.and_(ok, good)
                             # A safe address for the masked load.
                             qd = b.select(good, src, self.i64(0))
@@ -404,7 +407,8 @@ class TemplateKernel:
     def __init__(self, spec, target: str = "cpu"):
         if target != "cpu":
             raise NotImplementedError(
-                f"compile_template: target {target!r} is not supported yet; use 'cpu'")
+                f"compile_template: target {target!r} is not supported yet; use 'cpu'"
+            )
         self.spec = spec
         self.target = target
         key = f"{spec.key()}|abi={_abi()}"
@@ -440,8 +444,10 @@ class TemplateKernel:
         parts = min(threads, outer)
         bounds = [outer * i // parts for i in range(parts + 1)]
         pool = _pool(parts - 1)
-        futures = [pool.submit(self._release, id(arrays), bounds[i], bounds[i + 1])
-                   for i in range(1, parts)]
+        futures = [
+            pool.submit(self._release, id(arrays), bounds[i], bounds[i + 1])
+            for i in range(1, parts)
+        ]
         self._release(id(arrays), bounds[0], bounds[1])
         for f in futures:
             f.result()
@@ -513,9 +519,8 @@ class _BoundScatter(_Bound):
         if out.size == 0 or math.prod(batch) == 0:
             return
         view = _front(out, self.axes)  # writes go to ``out`` itself
-        gshape = tuple(batch) + view.shape[len(self.axes):]
-        arrays = (view, *(np.broadcast_to(i, batch) for i in idx),
-                  np.broadcast_to(upd, gshape))
+        gshape = tuple(batch) + view.shape[len(self.axes) :]
+        arrays = (view, *(np.broadcast_to(i, batch) for i in idx), np.broadcast_to(upd, gshape))
         self.kernel.run(arrays, 1, math.prod(gshape), parallel=False)
 
 

@@ -294,12 +294,8 @@ sin, cos, tan, asin, acos, atan = map(_un, (sin_p, cos_p, tan_p, asin_p, acos_p,
 sinh, cosh, asinh, acosh, atanh = map(_un, (sinh_p, cosh_p, asinh_p, acosh_p, atanh_p))
 sqrt, rsqrt, cbrt, abs = map(_un, (sqrt_p, rsqrt_p, cbrt_p, abs_p))
 bitwise_not = _un(not_p, "bitwise_not", "np.ones(3, np.bool_)")
-erf, erf_inv, lgamma, digamma, square = map(
-    _un, (erf_p, erf_inv_p, lgamma_p, digamma_p, square_p)
-)
-add, sub, mul, div, rem, pow, atan2 = map(
-    _bin, (add_p, sub_p, mul_p, div_p, rem_p, pow_p, atan2_p)
-)
+erf, erf_inv, lgamma, digamma, square = map(_un, (erf_p, erf_inv_p, lgamma_p, digamma_p, square_p))
+add, sub, mul, div, rem, pow, atan2 = map(_bin, (add_p, sub_p, mul_p, div_p, rem_p, pow_p, atan2_p))
 max, min, nextafter = map(_bin, (max_p, min_p, nextafter_p))
 _INT_EXAMPLE = "np.ones(3, np.int32), 2"
 bitwise_and = _bin(and_p, "bitwise_and", _INT_EXAMPLE)

@@ -104,9 +104,7 @@ def _scatter_abstract(name: str, kind: str, operand, *rest, axes):
         )
     shape = gather_shape(name, operand.shape, [i.shape for i in indices], axes)
     u = tuple(updates.shape)
-    ok = len(u) <= len(shape) and all(
-        d in (1, s) for d, s in zip(u, shape[len(shape) - len(u):])
-    )
+    ok = len(u) <= len(shape) and all(d in (1, s) for d, s in zip(u, shape[len(shape) - len(u) :]))
     if not ok:
         raise ValueError(
             f"{name}: updates of shape {u} cannot be broadcast to the gathered shape {shape} "
@@ -116,17 +114,17 @@ def _scatter_abstract(name: str, kind: str, operand, *rest, axes):
 
 
 abstract_eval_rules[scatter_p] = lambda *a, **p: _scatter_abstract("scatter", "any", *a, **p)
-abstract_eval_rules[scatter_add_p] = (
-    lambda *a, **p: _scatter_abstract("scatter_add", "numeric", *a, **p)
+abstract_eval_rules[scatter_add_p] = lambda *a, **p: _scatter_abstract(
+    "scatter_add", "numeric", *a, **p
 )
-abstract_eval_rules[scatter_mul_p] = (
-    lambda *a, **p: _scatter_abstract("scatter_mul", "numeric", *a, **p)
+abstract_eval_rules[scatter_mul_p] = lambda *a, **p: _scatter_abstract(
+    "scatter_mul", "numeric", *a, **p
 )
-abstract_eval_rules[scatter_min_p] = (
-    lambda *a, **p: _scatter_abstract("scatter_min", "any", *a, **p)
+abstract_eval_rules[scatter_min_p] = lambda *a, **p: _scatter_abstract(
+    "scatter_min", "any", *a, **p
 )
-abstract_eval_rules[scatter_max_p] = (
-    lambda *a, **p: _scatter_abstract("scatter_max", "any", *a, **p)
+abstract_eval_rules[scatter_max_p] = lambda *a, **p: _scatter_abstract(
+    "scatter_max", "any", *a, **p
 )
 
 

@@ -31,9 +31,7 @@ def dilate_shape(shape, dilation) -> tuple:
 
 def _window_out(name, in_shape, window, strides, padding, base_dilation, window_dilation):
     """Output sizes of a strided, dilated window sweep over a padded, dilated input."""
-    padded = [
-        s + lo + hi for s, (lo, hi) in zip(dilate_shape(in_shape, base_dilation), padding)
-    ]
+    padded = [s + lo + hi for s, (lo, hi) in zip(dilate_shape(in_shape, base_dilation), padding)]
     if any(p < 0 for p in padded):
         raise ValueError(
             f"{name}: padding {tuple(padding)} crops more than the (dilated) input of sizes "
@@ -50,22 +48,33 @@ def conv_out_spatial(in_spatial, window, window_strides, padding, lhs_dilation, 
     >>> conv_out_spatial((5,), (3,), (2,), ((1, 1),), (1,), (1,))
     (3,)
     """
-    return _window_out("conv_general_dilated", in_spatial, window, window_strides, padding,
-                       lhs_dilation, rhs_dilation)
+    return _window_out(
+        "conv_general_dilated",
+        in_spatial,
+        window,
+        window_strides,
+        padding,
+        lhs_dilation,
+        rhs_dilation,
+    )
 
 
 def _check_tuple(name, what, value, n, minimum):
     if len(value) != n:
-        raise ValueError(f"{name}: {what} {tuple(value)} must have {n} entries, one per "
-                         f"{'spatial ' if name.startswith('conv') else ''}dim")
+        raise ValueError(
+            f"{name}: {what} {tuple(value)} must have {n} entries, one per "
+            f"{'spatial ' if name.startswith('conv') else ''}dim"
+        )
     if any(v < minimum for v in value):
         raise ValueError(f"{name}: {what} {tuple(value)} must be >= {minimum}")
 
 
 def _check_padding(name, padding, n):
     if len(padding) != n or any(len(p) != 2 for p in padding):
-        raise ValueError(f"{name}: padding {tuple(padding)} must be one (lo, hi) pair per "
-                         f"{'spatial ' if name.startswith('conv') else ''}dim ({n} pairs)")
+        raise ValueError(
+            f"{name}: padding {tuple(padding)} must be one (lo, hi) pair per "
+            f"{'spatial ' if name.startswith('conv') else ''}dim ({n} pairs)"
+        )
 
 
 # ---------------------------------------------------------------------- dot_general
@@ -77,8 +86,9 @@ def _dot_general_abstract(lhs, rhs, *, dimension_numbers, preferred_element_type
     (lc, rc), (lb, rb) = dimension_numbers
     ls, rs = tuple(lhs.shape), tuple(rhs.shape)
     if lhs.dtype != rhs.dtype:
-        raise TypeError(f"{name}: operands must share one dtype, got lhs {lhs.dtype} and "
-                        f"rhs {rhs.dtype}")
+        raise TypeError(
+            f"{name}: operands must share one dtype, got lhs {lhs.dtype} and rhs {rhs.dtype}"
+        )
     for side, shape, dims in (("lhs", ls, lc + lb), ("rhs", rs, rc + rb)):
         if len(set(dims)) != len(dims) or any(not 0 <= d < len(shape) for d in dims):
             raise ValueError(
@@ -110,13 +120,23 @@ abstract_eval_rules[dot_general_p] = _dot_general_abstract
 conv_general_dilated_p = Primitive("conv_general_dilated")
 
 
-def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
-                   feature_group_count, batch_group_count):
+def _conv_abstract(
+    lhs,
+    rhs,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    feature_group_count,
+    batch_group_count,
+):
     name = "conv_general_dilated"
     ls, rs = tuple(lhs.shape), tuple(rhs.shape)
     if lhs.dtype != rhs.dtype:
-        raise TypeError(f"{name}: lhs and rhs must share one dtype, got {lhs.dtype} and "
-                        f"{rhs.dtype}")
+        raise TypeError(
+            f"{name}: lhs and rhs must share one dtype, got {lhs.dtype} and {rhs.dtype}"
+        )
     if lhs.dtype == dt.bool_:
         raise TypeError(f"{name}: expected a numeric dtype, got {lhs.dtype}")
     if len(ls) < 2 or len(rs) != len(ls):
@@ -131,8 +151,10 @@ def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilat
     _check_padding(name, padding, nsp)
     g, b = feature_group_count, batch_group_count
     if g < 1 or b < 1 or (g > 1 and b > 1):
-        raise ValueError(f"{name}: feature_group_count {g} and batch_group_count {b} must be "
-                         ">= 1 and at most one of them > 1")
+        raise ValueError(
+            f"{name}: feature_group_count {g} and batch_group_count {b} must be "
+            ">= 1 and at most one of them > 1"
+        )
     n, c = ls[:2]
     o, i = rs[:2]
     if c != i * g:
@@ -141,11 +163,15 @@ def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilat
             f"(rhs shape {rs}) times feature_group_count {g}"
         )
     if o % g or o % b:
-        raise ValueError(f"{name}: rhs output channels {o} (rhs shape {rs}) must be divisible "
-                         f"by feature_group_count {g} and batch_group_count {b}")
+        raise ValueError(
+            f"{name}: rhs output channels {o} (rhs shape {rs}) must be divisible "
+            f"by feature_group_count {g} and batch_group_count {b}"
+        )
     if n % b:
-        raise ValueError(f"{name}: lhs batch size {n} (lhs shape {ls}) must be divisible by "
-                         f"batch_group_count {b}")
+        raise ValueError(
+            f"{name}: lhs batch size {n} (lhs shape {ls}) must be divisible by "
+            f"batch_group_count {b}"
+        )
     out = conv_out_spatial(ls[2:], rs[2:], window_strides, padding, lhs_dilation, rhs_dilation)
     return ShapedArray((n // b, o, *out), lhs.dtype)
 
@@ -159,8 +185,9 @@ reduce_window_max_p = Primitive("reduce_window_max")
 reduce_window_min_p = Primitive("reduce_window_min")
 
 
-def _reduce_window_abstract(name, x, *, window_dimensions, window_strides, padding,
-                            base_dilation, window_dilation):
+def _reduce_window_abstract(
+    name, x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation
+):
     if len(window_dimensions) != len(x.shape):
         raise ValueError(
             f"{name}: window_dimensions {tuple(window_dimensions)} must have one entry per dim "
@@ -174,8 +201,9 @@ def _reduce_window_abstract(name, x, *, window_dimensions, window_strides, paddi
     _check_padding(name, padding, nd)
     if name == "reduce_window_sum" and x.dtype == dt.bool_:
         raise TypeError(f"{name}: expected a numeric dtype, got {x.dtype}")
-    out = _window_out(name, x.shape, window_dimensions, window_strides, padding, base_dilation,
-                      window_dilation)
+    out = _window_out(
+        name, x.shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    )
     return ShapedArray(out, x.dtype)
 
 
@@ -212,8 +240,16 @@ def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, preferred_element_type=pet)
 
 
-def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
-                         rhs_dilation=None, feature_group_count=1, batch_group_count=1):
+def conv_general_dilated(
+    lhs,
+    rhs,
+    window_strides,
+    padding,
+    lhs_dilation=None,
+    rhs_dilation=None,
+    feature_group_count=1,
+    batch_group_count=1,
+):
     """lax.conv_general_dilated with PyTorch's layouts: lhs ``(N, C, *spatial)``, rhs
     ``(O, C/feature_group_count, *window)``, output ``(N/batch_group_count, O, *out)``.
 
@@ -236,8 +272,9 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     )  # fmt: skip
 
 
-def _reduce_window(p, x, window_dimensions, window_strides, padding, base_dilation=None,
-                   window_dilation=None):
+def _reduce_window(
+    p, x, window_dimensions, window_strides, padding, base_dilation=None, window_dilation=None
+):
     nd = len(window_dimensions)
     return p.bind(
         x,
@@ -249,37 +286,61 @@ def _reduce_window(p, x, window_dimensions, window_strides, padding, base_dilati
     )
 
 
-def reduce_window_sum(x, window_dimensions, window_strides, padding, base_dilation=None,
-                      window_dilation=None):
+def reduce_window_sum(
+    x, window_dimensions, window_strides, padding, base_dilation=None, window_dilation=None
+):
     """Sum over sliding windows of ``x`` (lax.reduce_window with ``add``; pads with 0).
 
     >>> import numpy as np
     >>> reduce_window_sum(np.ones((4,), np.float32), (2,), (2,), ((0, 0),)).shape
     (2,)
     """
-    return _reduce_window(reduce_window_sum_p, x, window_dimensions, window_strides, padding,
-                          base_dilation, window_dilation)
+    return _reduce_window(
+        reduce_window_sum_p,
+        x,
+        window_dimensions,
+        window_strides,
+        padding,
+        base_dilation,
+        window_dilation,
+    )
 
 
-def reduce_window_max(x, window_dimensions, window_strides, padding, base_dilation=None,
-                      window_dilation=None):
+def reduce_window_max(
+    x, window_dimensions, window_strides, padding, base_dilation=None, window_dilation=None
+):
     """Max over sliding windows of ``x`` (pads with -inf, or the dtype's minimum).
 
     >>> import numpy as np
     >>> reduce_window_max(np.arange(4.0), (2,), (1,), ((1, 0),)).shape
     (4,)
     """
-    return _reduce_window(reduce_window_max_p, x, window_dimensions, window_strides, padding,
-                          base_dilation, window_dilation)
+    return _reduce_window(
+        reduce_window_max_p,
+        x,
+        window_dimensions,
+        window_strides,
+        padding,
+        base_dilation,
+        window_dilation,
+    )
 
 
-def reduce_window_min(x, window_dimensions, window_strides, padding, base_dilation=None,
-                      window_dilation=None):
+def reduce_window_min(
+    x, window_dimensions, window_strides, padding, base_dilation=None, window_dilation=None
+):
     """Min over sliding windows of ``x`` (pads with +inf, or the dtype's maximum).
 
     >>> import numpy as np
     >>> reduce_window_min(np.arange(6.0).reshape(2, 3), (1, 2), (1, 2), ((0, 0), (0, 1))).shape
     (2, 2)
     """
-    return _reduce_window(reduce_window_min_p, x, window_dimensions, window_strides, padding,
-                          base_dilation, window_dilation)
+    return _reduce_window(
+        reduce_window_min_p,
+        x,
+        window_dimensions,
+        window_strides,
+        padding,
+        base_dilation,
+        window_dilation,
+    )

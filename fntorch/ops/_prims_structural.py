@@ -34,9 +34,7 @@ def _shape(x) -> tuple:
 def _check_axes(name: str, what: str, axes, ndim: int, *, sorted_: bool = False):
     """``axes`` distinct (and increasing if ``sorted_``) ints in ``[0, ndim)``."""
     if any(not 0 <= a < ndim for a in axes) or len(set(axes)) != len(axes):
-        raise ValueError(
-            f"{name}: {what} {tuple(axes)} must be distinct axes in [0, {ndim})"
-        )
+        raise ValueError(f"{name}: {what} {tuple(axes)} must be distinct axes in [0, {ndim})")
     if sorted_ and list(axes) != sorted(axes):
         raise ValueError(f"{name}: {what} {tuple(axes)} must be sorted")
 
@@ -73,9 +71,7 @@ def _iota_abstract(*, dtype, shape, dimension):
     if any(s < 0 for s in shape):
         raise ValueError(f"iota: shape {tuple(shape)} has a negative size")
     if not 0 <= dimension < len(shape):
-        raise ValueError(
-            f"iota: dimension {dimension} is out of range for shape {tuple(shape)}"
-        )
+        raise ValueError(f"iota: dimension {dimension} is out of range for shape {tuple(shape)}")
     return ShapedArray(shape, dtype)
 
 
@@ -314,9 +310,7 @@ def pad_output_size(n: int, lo: int, hi: int, interior: int) -> int:
 def _pad_abstract(x, padding_value, *, padding_config):
     shape = _shape(x)
     if tuple(padding_value.shape) != ():
-        raise ValueError(
-            f"pad: padding_value must be 0-d, got shape {tuple(padding_value.shape)}"
-        )
+        raise ValueError(f"pad: padding_value must be 0-d, got shape {tuple(padding_value.shape)}")
     if padding_value.dtype != x.dtype:
         raise TypeError(
             f"pad: padding_value must have the operand's dtype {x.dtype}, got {padding_value.dtype}"

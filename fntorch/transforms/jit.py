@@ -158,8 +158,19 @@ def _path_str(path) -> str:
 class _Entry:
     """A compiled signature: the program and what is needed to call it and explain it."""
 
-    __slots__ = ("program", "out_tree", "graph", "plan", "donate_flat", "key", "names",
-                 "trace_s", "compile_s", "eager", "single")
+    __slots__ = (
+        "program",
+        "out_tree",
+        "graph",
+        "plan",
+        "donate_flat",
+        "key",
+        "names",
+        "trace_s",
+        "compile_s",
+        "eager",
+        "single",
+    )
 
     def __init__(self, **kw):
         for k, v in kw.items():
@@ -349,10 +360,19 @@ class JitFunction:
             program = _EagerProgram(g)
         else:
             program = build_program(plan, donated=donate_flat, backend=config.kernel_backend)
-        entry = _Entry(program=program, out_tree=out_tree, graph=g, plan=plan,
-                       donate_flat=tuple(donate_flat) if not eager else (), key=key,
-                       names=names, trace_s=t1 - t0, compile_s=time.perf_counter() - t1,
-                       eager=eager, single=out_tree.is_leaf())
+        entry = _Entry(
+            program=program,
+            out_tree=out_tree,
+            graph=g,
+            plan=plan,
+            donate_flat=tuple(donate_flat) if not eager else (),
+            key=key,
+            names=names,
+            trace_s=t1 - t0,
+            compile_s=time.perf_counter() - t1,
+            eager=eager,
+            single=out_tree.is_leaf(),
+        )
         self._cache[key] = entry
         self._last_key = key
         return entry
@@ -424,10 +444,14 @@ class JitFunction:
             return "it is called for the first time"
         reasons = []
         if last[0] != key[0]:
-            reasons.append("new pytree structure" + (
-                f": {last[0]} -> {key[0]}"
-                if not isinstance(last[0], int) and not isinstance(key[0], int) else ""
-            ))
+            reasons.append(
+                "new pytree structure"
+                + (
+                    f": {last[0]} -> {key[0]}"
+                    if not isinstance(last[0], int) and not isinstance(key[0], int)
+                    else ""
+                )
+            )
         else:
             for n, a, b in zip(names, last[1], key[1]):
                 if a != b:

@@ -68,8 +68,7 @@ def _transpose_01(x):
     return lax.transpose(x, (1, 0, *range(2, nd)))
 
 
-def conv_vjp_lhs_padding(in_shape, window, strides, out_shape, padding, lhs_dilation,
-                         rhs_dilation):
+def conv_vjp_lhs_padding(in_shape, window, strides, out_shape, padding, lhs_dilation, rhs_dilation):
     """Padding of the conv that maps an output cotangent back onto the input (JAX's
     ``_conv_general_vjp_lhs_padding``)."""
     lhs_d = dilate_shape(in_shape, lhs_dilation)
@@ -80,8 +79,7 @@ def conv_vjp_lhs_padding(in_shape, window, strides, out_shape, padding, lhs_dila
     return tuple(zip(before, after))
 
 
-def conv_vjp_rhs_padding(in_shape, window, strides, out_shape, padding, lhs_dilation,
-                         rhs_dilation):
+def conv_vjp_rhs_padding(in_shape, window, strides, out_shape, padding, lhs_dilation, rhs_dilation):
     """Padding of the conv that correlates input and output cotangent into a kernel
     cotangent (JAX's ``_conv_general_vjp_rhs_padding``)."""
     lhs_d = dilate_shape(in_shape, lhs_dilation)
@@ -117,8 +115,7 @@ def _ranges_like(*xs):
         start += len(x)
 
 
-def _dot_transpose_operand(ct, x_aval, y, x_contract, y_contract, x_batch, y_batch,
-                           swap_ans):
+def _dot_transpose_operand(ct, x_aval, y, x_contract, y_contract, x_batch, y_batch, swap_ans):
     """The cotangent of operand ``x`` of ``dot_general`` (the other operand is ``y``)."""
     x_nd, y_nd = len(x_aval.shape), len(y.shape)
     x_kept = [i for i in range(x_nd) if i not in x_contract and i not in x_batch]
@@ -164,8 +161,18 @@ def _conv_jvp_rhs(t, lhs, rhs, **params):
 defjvp(conv_general_dilated_p, _conv_jvp_lhs, _conv_jvp_rhs)
 
 
-def _conv_transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilation,
-                        rhs_dilation, feature_group_count, batch_group_count):
+def _conv_transpose_lhs(
+    ct,
+    lhs_aval,
+    rhs,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    feature_group_count,
+    batch_group_count,
+):
     in_sp = lhs_aval.shape[2:]
     o, i, *window = rhs.shape
     if 0 in ct.shape or 0 in rhs.shape:
@@ -181,10 +188,12 @@ def _conv_transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilat
         k = lax.transpose(k, (0, 2, 1, *range(3, 3 + nsp)))
         k = lax.reshape(k, (groups * i, o // groups, *window))
     k = lax.rev(k, tuple(range(2, 2 + nsp)))
-    pads = conv_vjp_lhs_padding(in_sp, window, window_strides, ct.shape[2:], padding,
-                                lhs_dilation, rhs_dilation)
-    out = lax.conv_general_dilated(ct, k, lhs_dilation, pads, window_strides, rhs_dilation,
-                                   feature_group_count=groups)
+    pads = conv_vjp_lhs_padding(
+        in_sp, window, window_strides, ct.shape[2:], padding, lhs_dilation, rhs_dilation
+    )
+    out = lax.conv_general_dilated(
+        ct, k, lhs_dilation, pads, window_strides, rhs_dilation, feature_group_count=groups
+    )
     if batch_group_count > 1:
         # (N/B, B*C, ...) -> (N, C, ...): the batch groups are the major part of N.
         out = reshape_axis_out_of(1, batch_group_count, out)
@@ -192,8 +201,18 @@ def _conv_transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilat
     return out
 
 
-def _conv_transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilation,
-                        rhs_dilation, feature_group_count, batch_group_count):
+def _conv_transpose_rhs(
+    ct,
+    lhs,
+    rhs_aval,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    feature_group_count,
+    batch_group_count,
+):
     if 0 in ct.shape or 0 in lhs.shape:
         # Avoids a degenerate conv whose kernel (the cotangent) has a size-0 window.
         return _zeros(rhs_aval.shape, rhs_aval.dtype)
@@ -201,11 +220,19 @@ def _conv_transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilat
     # Input channels play the batch, the batch plays the channels: feature groups of the
     # forward conv become batch groups here and vice versa.
     fg, bg = batch_group_count, feature_group_count
-    pads = conv_vjp_rhs_padding(lhs.shape[2:], window, window_strides, ct.shape[2:], padding,
-                                lhs_dilation, rhs_dilation)
-    out = lax.conv_general_dilated(_transpose_01(lhs), _transpose_01(ct), rhs_dilation, pads,
-                                   lhs_dilation, window_strides, feature_group_count=fg,
-                                   batch_group_count=bg)
+    pads = conv_vjp_rhs_padding(
+        lhs.shape[2:], window, window_strides, ct.shape[2:], padding, lhs_dilation, rhs_dilation
+    )
+    out = lax.conv_general_dilated(
+        _transpose_01(lhs),
+        _transpose_01(ct),
+        rhs_dilation,
+        pads,
+        lhs_dilation,
+        window_strides,
+        feature_group_count=fg,
+        batch_group_count=bg,
+    )
     return _transpose_01(out)
 
 
@@ -221,27 +248,51 @@ transpose_rules[conv_general_dilated_p] = _conv_transpose
 # ---------------------------------------------------------------------- reduce_window
 
 
-def _reduce_window_sum_transpose(ct, x, *, window_dimensions, window_strides, padding,
-                                 base_dilation, window_dilation):
+def _reduce_window_sum_transpose(
+    ct, x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation
+):
     in_shape = x.aval.shape
-    pads = conv_vjp_lhs_padding(in_shape, window_dimensions, window_strides, ct.shape,
-                                padding, base_dilation, window_dilation)
+    pads = conv_vjp_lhs_padding(
+        in_shape,
+        window_dimensions,
+        window_strides,
+        ct.shape,
+        padding,
+        base_dilation,
+        window_dilation,
+    )
     cfg = tuple((lo, hi, s - 1) for (lo, hi), s in zip(pads, window_strides))
     padded = lax.pad(ct, np.zeros((), ct.dtype), cfg)
-    res = lax.reduce_window_sum(padded, window_dimensions, base_dilation,
-                                ((0, 0),) * len(in_shape), None, window_dilation)
+    res = lax.reduce_window_sum(
+        padded, window_dimensions, base_dilation, ((0, 0),) * len(in_shape), None, window_dilation
+    )
     return [res]
 
 
 deflinear(reduce_window_sum_p, _reduce_window_sum_transpose)
 
 
-def _reduce_window_chooser_jvp(prim, pad_value, primals, tangents, *, window_dimensions,
-                               window_strides, padding, base_dilation, window_dilation):
+def _reduce_window_chooser_jvp(
+    prim,
+    pad_value,
+    primals,
+    tangents,
+    *,
+    window_dimensions,
+    window_strides,
+    padding,
+    base_dilation,
+    window_dilation,
+):
     (x,), (t,) = primals, tangents
-    out = prim.bind(x, window_dimensions=window_dimensions, window_strides=window_strides,
-                    padding=padding, base_dilation=base_dilation,
-                    window_dilation=window_dilation)
+    out = prim.bind(
+        x,
+        window_dimensions=window_dimensions,
+        window_strides=window_strides,
+        padding=padding,
+        base_dilation=base_dilation,
+        window_dilation=window_dilation,
+    )
     tout = _zeros(out.shape, t.dtype)
     if 0 in out.shape:
         return out, tout

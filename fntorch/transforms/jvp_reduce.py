@@ -187,7 +187,7 @@ def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
     touts = [Zero.like(o) for o in outs]
     if live:
         moved = r.sort_p.bind(*primals, *(tangents[i] for i in live), **params)
-        for i, tout in zip(live, moved[len(primals):]):
+        for i, tout in zip(live, moved[len(primals) :]):
             touts[i] = tout
     return outs, touts
 

@@ -47,8 +47,9 @@ def _dot_general_batch(axis_size, args, dims, *, dimension_numbers, preferred_el
         rfree = [i for i in range(get_aval(rhs).ndim) if i not in rc2 and i not in rb2]
         n_lfree = get_aval(lhs).ndim - len(lc) - len(lb)
         out_dim = len(lb) + n_lfree + rfree.index(rd)
-    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dn,
-                             preferred_element_type=preferred_element_type)
+    out = dot_general_p.bind(
+        lhs, rhs, dimension_numbers=dn, preferred_element_type=preferred_element_type
+    )
     return out, out_dim
 
 
@@ -110,8 +111,18 @@ def _insert(t, i, v):
     return (*t[:i], v, *t[i:])
 
 
-def _reduce_window_batch(prim, axis_size, args, dims, *, window_dimensions, window_strides,
-                         padding, base_dilation, window_dilation):
+def _reduce_window_batch(
+    prim,
+    axis_size,
+    args,
+    dims,
+    *,
+    window_dimensions,
+    window_strides,
+    padding,
+    base_dilation,
+    window_dilation,
+):
     (x,), (d,) = args, dims
     out = prim.bind(
         x,

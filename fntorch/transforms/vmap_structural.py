@@ -131,9 +131,7 @@ def _pad_batch(axis_size, args, dims, *, padding_config):
     x = bdim_at_front(x, dx, axis_size)
     zero = np.zeros((), aval.dtype)[()]
     padded = lax.pad(x, zero, [(0, 0, 0), *padding_config])
-    from_x = lax.pad(
-        lax.full(get_aval(x).shape[1:], True, dt.bool_), np.False_, padding_config
-    )
+    from_x = lax.pad(lax.full(get_aval(x).shape[1:], True, dt.bool_), np.False_, padding_config)
     pv = lax.reshape(pv, (axis_size,) + (1,) * len(padding_config))
     return lax.select_n(from_x, pv, padded), 0
 

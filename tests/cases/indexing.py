@@ -22,8 +22,11 @@ _INDEX_DTYPES = (dt.int32, dt.int64, dt.int8, dt.uint8)
 
 def _operand_and_axes(data, k=None, max_side=4):
     rank = data.draw(st.integers(k or 1, 3), label="operand rank")
-    shape = list(data.draw(st.lists(st.integers(0, max_side), min_size=rank, max_size=rank),
-                           label="operand shape"))
+    shape = list(
+        data.draw(
+            st.lists(st.integers(0, max_side), min_size=rank, max_size=rank), label="operand shape"
+        )
+    )
     if k is None:
         k = data.draw(st.integers(1, rank), label="number of indices")
     axes = tuple(data.draw(st.permutations(range(rank)), label="axes")[:k])
@@ -66,8 +69,9 @@ def _draw_scatter(data, dtype, *, k, unique=False):
     gshape = _gather_shape(shape, indices, axes)
     # updates: the gather shape, or a shape that broadcasts to it
     nd = data.draw(st.integers(0, len(gshape)), label="updates rank")
-    ushape = tuple(d if data.draw(st.booleans(), label="keep") else 1
-                   for d in gshape[len(gshape) - nd:])
+    ushape = tuple(
+        d if data.draw(st.booleans(), label="keep") else 1 for d in gshape[len(gshape) - nd :]
+    )
     lo, hi = (0.5, 2.0) if data.draw(st.booleans(), label="positive") else (-3.0, 3.0)
     updates = array(data, ushape, dtype, lo=lo, hi=hi)
     return [array(data, shape, dtype), *indices, updates], {"axes": axes}
@@ -128,8 +132,16 @@ def _scatter_case(prim, combine, k, dtypes=_FLOATS, *, linear=False, unique=Fals
 
     diff = (0, k + 1)
     name = f"{prim.name}_{k}idx" + ("_unique" if unique else "")
-    return Case(prim, draw, _ref(combine), dtypes=dtypes, name=name, diff_args=diff,
-                linear_args=diff if linear else None, **kw)
+    return Case(
+        prim,
+        draw,
+        _ref(combine),
+        dtypes=dtypes,
+        name=name,
+        diff_args=diff,
+        linear_args=diff if linear else None,
+        **kw,
+    )
 
 
 def _set(old, new):
@@ -137,8 +149,14 @@ def _set(old, new):
 
 
 CASES = [
-    Case(pi.gather_p, _draw_gather, _gather_ref, dtypes=(*_FLOATS, dt.int32, dt.bool_, dt.float16),
-         diff_args=(0,), linear_args=(0,)),
+    Case(
+        pi.gather_p,
+        _draw_gather,
+        _gather_ref,
+        dtypes=(*_FLOATS, dt.int32, dt.bool_, dt.float16),
+        diff_args=(0,),
+        linear_args=(0,),
+    ),
     _scatter_case(pi.scatter_add_p, np.add, 1, (*_FLOATS, dt.int32, dt.float16), linear=True),
     _scatter_case(pi.scatter_add_p, np.add, 2, linear=True),
     _scatter_case(pi.scatter_add_p, np.add, 3, linear=True),

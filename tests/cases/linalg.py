@@ -43,8 +43,14 @@ _DOT_KINDS = ("general", "matmul", "matvec", "vecmat", "batched_matmul", "outer"
 
 def _dot_layout(data, kind):
     """Numbers of (batch, contracting, lhs free, rhs free) dims."""
-    fixed = {"matmul": (0, 1, 1, 1), "matvec": (0, 1, 1, 0), "vecmat": (0, 1, 0, 1),
-             "batched_matmul": (1, 1, 1, 1), "outer": (0, 0, 1, 1), "inner": (0, 1, 0, 0)}
+    fixed = {
+        "matmul": (0, 1, 1, 1),
+        "matvec": (0, 1, 1, 0),
+        "vecmat": (0, 1, 0, 1),
+        "batched_matmul": (1, 1, 1, 1),
+        "outer": (0, 0, 1, 1),
+        "inner": (0, 1, 0, 0),
+    }
     if kind in fixed:
         return fixed[kind]
     return tuple(_ints(data, 0, 2, label) for label in ("nb", "nc", "nlf", "nrf"))
@@ -117,27 +123,44 @@ def _conv_draw(int_values=False):
         rhs_dil = tuple(data.draw(st.sampled_from((1, 1, 2)), label="rhs dil") for _ in window)
         padding = tuple((_ints(data, -1, 2, "lo"), _ints(data, -1, 2, "hi")) for _ in window)
         dil = la.dilate_shape(spatial, lhs_dil)
-        padding = tuple((lo, hi) if d + lo + hi >= 0 else (0, 0)
-                        for d, (lo, hi) in zip(dil, padding))
+        padding = tuple(
+            (lo, hi) if d + lo + hi >= 0 else (0, 0) for d, (lo, hi) in zip(dil, padding)
+        )
         lhs = array(data, (n, g * ci, *spatial), dtype)
         rhs = array(data, (o, ci, *window), dtype)
-        params = dict(window_strides=strides, padding=padding, lhs_dilation=lhs_dil,
-                      rhs_dilation=rhs_dil, feature_group_count=g, batch_group_count=bg)
+        params = dict(
+            window_strides=strides,
+            padding=padding,
+            lhs_dilation=lhs_dil,
+            rhs_dilation=rhs_dil,
+            feature_group_count=g,
+            batch_group_count=bg,
+        )
         return [lhs, rhs], params
 
     return draw
 
 
-def _conv_ref(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
-              feature_group_count, batch_group_count):
+def _conv_ref(
+    lhs,
+    rhs,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    feature_group_count,
+    batch_group_count,
+):
     """Straight from the definition: out[n, o, p] = sum over taps k and the group's input
     channels of lhs_dilated_padded[n, c, p * stride + k * rhs_dilation] * rhs[o, c, k]."""
     n, c = lhs.shape[:2]
     o, ci = rhs.shape[:2]
     window = rhs.shape[2:]
     g, b = feature_group_count, batch_group_count
-    osp = la.conv_out_spatial(lhs.shape[2:], window, window_strides, padding, lhs_dilation,
-                              rhs_dilation)
+    osp = la.conv_out_spatial(
+        lhs.shape[2:], window, window_strides, padding, lhs_dilation, rhs_dilation
+    )
     wide = np.float64 if dt.is_float(lhs.dtype) else lhs.dtype
     out = np.zeros((n // b, o, *osp), wide)
     x, w = lhs.astype(wide), rhs.astype(wide)
@@ -145,10 +168,14 @@ def _conv_ref(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
     og = o // groups
     for p in itertools.product(*map(range, osp)):
         for k in itertools.product(*map(range, window)):
-            q = [pi * s + ki * d - lo for pi, s, ki, d, (lo, _) in
-                 zip(p, window_strides, k, rhs_dilation, padding)]
-            if any(qi % ld or not 0 <= qi // ld < sz
-                   for qi, ld, sz in zip(q, lhs_dilation, lhs.shape[2:])):
+            q = [
+                pi * s + ki * d - lo
+                for pi, s, ki, d, (lo, _) in zip(p, window_strides, k, rhs_dilation, padding)
+            ]
+            if any(
+                qi % ld or not 0 <= qi // ld < sz
+                for qi, ld, sz in zip(q, lhs_dilation, lhs.shape[2:])
+            ):
                 continue
             idx = tuple(qi // ld for qi, ld in zip(q, lhs_dilation))
             for grp in range(groups):
@@ -183,19 +210,30 @@ def _fix_padding(shape, params):
     return params
 
 
-def _window_taps(shape, *, window_dimensions, window_strides, padding, base_dilation,
-                 window_dilation):
+def _window_taps(
+    shape, *, window_dimensions, window_strides, padding, base_dilation, window_dilation
+):
     """For each output index, the operand indices its window reads (padding and dilation
     holes read nothing)."""
-    osp = la._window_out("reduce_window", shape, window_dimensions, window_strides, padding,
-                         base_dilation, window_dilation)
+    osp = la._window_out(
+        "reduce_window",
+        shape,
+        window_dimensions,
+        window_strides,
+        padding,
+        base_dilation,
+        window_dilation,
+    )
     for p in itertools.product(*map(range, osp)):
         taps = []
         for k in itertools.product(*map(range, window_dimensions)):
-            q = [pi * s + ki * d - lo for pi, s, ki, d, (lo, _) in
-                 zip(p, window_strides, k, window_dilation, padding)]
-            if all(qi % bd == 0 and 0 <= qi // bd < sz
-                   for qi, bd, sz in zip(q, base_dilation, shape)):
+            q = [
+                pi * s + ki * d - lo
+                for pi, s, ki, d, (lo, _) in zip(p, window_strides, k, window_dilation, padding)
+            ]
+            if all(
+                qi % bd == 0 and 0 <= qi // bd < sz for qi, bd, sz in zip(q, base_dilation, shape)
+            ):
                 taps.append(tuple(qi // bd for qi, bd in zip(q, base_dilation)))
         yield p, taps, osp
 
@@ -215,9 +253,15 @@ def _reduce_window_ref(kind):
         for p, taps, osp in _window_taps(x.shape, **params):
             vals[p] = [x[t] for t in taps]
         if osp is None:
-            osp = la._window_out("reduce_window", x.shape, params["window_dimensions"],
-                                 params["window_strides"], params["padding"],
-                                 params["base_dilation"], params["window_dilation"])
+            osp = la._window_out(
+                "reduce_window",
+                x.shape,
+                params["window_dimensions"],
+                params["window_strides"],
+                params["padding"],
+                params["base_dilation"],
+                params["window_dilation"],
+            )
         out = np.full(osp, ident, np.float64 if dt.is_float(x.dtype) else x.dtype)
         for p, v in vals.items():
             if kind == "sum":

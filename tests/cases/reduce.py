@@ -228,6 +228,5 @@ CASES += [
     # Every operand is a float of the case dtype; the first key has no ties.
     Case(r.sort_p, _sort_draw(1), _sort_ref, FLOATS, diff_args=(0,)),
     Case(r.sort_p, _sort_draw(3), _sort_ref, FLOATS, diff_args=(0, 1, 2), name="sort3"),
-    Case(r.sort_p, _sort_draw(3, "ties"), _sort_ref, FLOATS + LOW + (dt.int32,),
-         name="sort3_ties"),
+    Case(r.sort_p, _sort_draw(3, "ties"), _sort_ref, FLOATS + LOW + (dt.int32,), name="sort3_ties"),
 ]

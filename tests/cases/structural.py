@@ -178,8 +178,11 @@ def _slice_draw(data, dtype):
         limits.append(data.draw(st.integers(s, n), label="limit"))
         strides.append(data.draw(st.integers(1, 3), label="stride"))
     use_strides = data.draw(st.booleans(), label="strided")
-    return [x], dict(start_indices=tuple(starts), limit_indices=tuple(limits),
-                     strides=tuple(strides) if use_strides else None)
+    return [x], dict(
+        start_indices=tuple(starts),
+        limit_indices=tuple(limits),
+        strides=tuple(strides) if use_strides else None,
+    )
 
 
 def _slice_ref(x, *, start_indices, limit_indices, strides):
@@ -199,8 +202,10 @@ def _starts(data, shape):
 
 
 def _clamped(shape, starts, sizes):
-    return tuple(slice(c, c + k) for c, k in
-                 ((min(max(int(s), 0), n - k), k) for n, s, k in zip(shape, starts, sizes)))
+    return tuple(
+        slice(c, c + k)
+        for c, k in ((min(max(int(s), 0), n - k), k) for n, s, k in zip(shape, starts, sizes))
+    )
 
 
 def _dynamic_slice_draw(data, dtype):
@@ -291,35 +296,106 @@ def _identity_ref(x):
 
 
 CASES = [
-    Case(ps.convert_element_type_p, _convert_draw(FLOATS, from_float64=(dt.float64,)),
-         _convert_ref, dtypes=FLOATS, diff_args=(0,), linear_args=(0,), exact=True),
-    Case(ps.convert_element_type_p, _convert_draw((dt.float32,)), _convert_ref,
-         name="convert_element_type_f64_to_f32", dtypes=(dt.float64,), diff_args=(0,),
-         fd_eps=1.0, fd_rtol=1e-6, fd_atol=1e-6),
-    Case(ps.convert_element_type_p, _convert_draw(INTS + (dt.bool_,)), _convert_ref,
-         name="convert_element_type_float_to_int", dtypes=FLOATS, diff_args=(0,), exact=True),
-    Case(ps.convert_element_type_p, _convert_draw(FLOATS + INTS + (dt.bool_,)), _convert_ref,
-         name="convert_element_type_from_int", dtypes=INTS + (dt.bool_,), exact=True),
-    Case(ps.iota_p, _iota_draw, _iota_ref, dtypes=(dt.int32, dt.int64, dt.uint8, dt.float32,
-                                                   dt.bfloat16), exact=True),
-    Case(ps.broadcast_in_dim_p, _broadcast_in_dim_draw, _broadcast_in_dim_ref,
-         diff_args=(0,), linear_args=(0,), **LINEAR),
+    Case(
+        ps.convert_element_type_p,
+        _convert_draw(FLOATS, from_float64=(dt.float64,)),
+        _convert_ref,
+        dtypes=FLOATS,
+        diff_args=(0,),
+        linear_args=(0,),
+        exact=True,
+    ),
+    Case(
+        ps.convert_element_type_p,
+        _convert_draw((dt.float32,)),
+        _convert_ref,
+        name="convert_element_type_f64_to_f32",
+        dtypes=(dt.float64,),
+        diff_args=(0,),
+        fd_eps=1.0,
+        fd_rtol=1e-6,
+        fd_atol=1e-6,
+    ),
+    Case(
+        ps.convert_element_type_p,
+        _convert_draw(INTS + (dt.bool_,)),
+        _convert_ref,
+        name="convert_element_type_float_to_int",
+        dtypes=FLOATS,
+        diff_args=(0,),
+        exact=True,
+    ),
+    Case(
+        ps.convert_element_type_p,
+        _convert_draw(FLOATS + INTS + (dt.bool_,)),
+        _convert_ref,
+        name="convert_element_type_from_int",
+        dtypes=INTS + (dt.bool_,),
+        exact=True,
+    ),
+    Case(
+        ps.iota_p,
+        _iota_draw,
+        _iota_ref,
+        dtypes=(dt.int32, dt.int64, dt.uint8, dt.float32, dt.bfloat16),
+        exact=True,
+    ),
+    Case(
+        ps.broadcast_in_dim_p,
+        _broadcast_in_dim_draw,
+        _broadcast_in_dim_ref,
+        diff_args=(0,),
+        linear_args=(0,),
+        **LINEAR,
+    ),
     Case(ps.reshape_p, _reshape_draw, _reshape_ref, diff_args=(0,), linear_args=(0,), **LINEAR),
-    Case(ps.transpose_p, _transpose_draw, _transpose_ref, diff_args=(0,), linear_args=(0,),
-         **LINEAR),
+    Case(
+        ps.transpose_p, _transpose_draw, _transpose_ref, diff_args=(0,), linear_args=(0,), **LINEAR
+    ),
     Case(ps.squeeze_p, _squeeze_draw, _squeeze_ref, diff_args=(0,), linear_args=(0,), **LINEAR),
-    Case(ps.expand_dims_p, _expand_dims_draw, _expand_dims_ref, diff_args=(0,),
-         linear_args=(0,), **LINEAR),
+    Case(
+        ps.expand_dims_p,
+        _expand_dims_draw,
+        _expand_dims_ref,
+        diff_args=(0,),
+        linear_args=(0,),
+        **LINEAR,
+    ),
     Case(ps.rev_p, _rev_draw, _rev_ref, diff_args=(0,), linear_args=(0,), **LINEAR),
     Case(ps.slice_p, _slice_draw, _slice_ref, diff_args=(0,), linear_args=(0,), **LINEAR),
-    Case(ps.dynamic_slice_p, _dynamic_slice_draw, _dynamic_slice_ref, diff_args=(0,),
-         linear_args=(0,), **LINEAR),
-    Case(ps.dynamic_update_slice_p, _dynamic_update_slice_draw, _dynamic_update_slice_ref,
-         diff_args=(0, 1), linear_args=(0, 1), **LINEAR),
-    Case(ps.concatenate_p, _concatenate_draw(3), _concatenate_ref, diff_args=(0, 1, 2),
-         linear_args=(0, 1, 2), **LINEAR),
-    Case(ps.concatenate_p, _concatenate_draw(1), _concatenate_ref, name="concatenate_one",
-         diff_args=(0,), linear_args=(0,), **LINEAR),
+    Case(
+        ps.dynamic_slice_p,
+        _dynamic_slice_draw,
+        _dynamic_slice_ref,
+        diff_args=(0,),
+        linear_args=(0,),
+        **LINEAR,
+    ),
+    Case(
+        ps.dynamic_update_slice_p,
+        _dynamic_update_slice_draw,
+        _dynamic_update_slice_ref,
+        diff_args=(0, 1),
+        linear_args=(0, 1),
+        **LINEAR,
+    ),
+    Case(
+        ps.concatenate_p,
+        _concatenate_draw(3),
+        _concatenate_ref,
+        diff_args=(0, 1, 2),
+        linear_args=(0, 1, 2),
+        **LINEAR,
+    ),
+    Case(
+        ps.concatenate_p,
+        _concatenate_draw(1),
+        _concatenate_ref,
+        name="concatenate_one",
+        diff_args=(0,),
+        linear_args=(0,),
+        **LINEAR,
+    ),
     Case(ps.pad_p, _pad_draw, _pad_ref, diff_args=(0, 1), linear_args=(0, 1), **LINEAR),
     Case(ps.copy_p, _unary_draw(False), _identity_ref, diff_args=(0,), linear_args=(0,), **LINEAR),
     # Its tangent is zero by definition, so finite differences of the identity do not apply.

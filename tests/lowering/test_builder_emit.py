@@ -30,12 +30,16 @@ def small_lib():
     b = KernelBuilder()
     # f64 sum(x) over n, with the carried accumulator as a block argument.
     x, n = b.function("total", [PTR, i64], ret=f64)
-    (s,) = b.loop(b.const(0, i64), n, [b.const(0.0, f64)],
-                  lambda i, c: [b.fadd(c[0], b.load(b.gep(x, i, f64), f64), REDUCE_FLAGS)])
+    (s,) = b.loop(
+        b.const(0, i64),
+        n,
+        [b.const(0.0, f64)],
+        lambda i, c: [b.fadd(c[0], b.load(b.gep(x, i, f64), f64), REDUCE_FLAGS)],
+    )
     b.ret(s)
     # The casts xDSL 0.75 lacks.
     (v,) = b.function("casts", [f64], ret=f64)
-    a = b.fptosi(v, i32)          # toward zero
+    a = b.fptosi(v, i32)  # toward zero
     u = b.uitofp(b.fptoui(b.fabs(v), i32), f64)
     b.ret(b.fadd(b.sitofp(a, f64), b.fmul(u, b.const(1000.0, f64))))
     # select/compare/i1 constants and an intrinsic with fast-math flags.

@@ -15,8 +15,14 @@ F32 = np.dtype(np.float32)
 
 
 def _spec(c: float) -> KernelSpec:
-    return KernelSpec(1, 0, (F32,), (KOp("mul", (("in", 0), ("lit", np.float32(c))), (), F32),),
-                      (("op", 0),), (False,))
+    return KernelSpec(
+        1,
+        0,
+        (F32,),
+        (KOp("mul", (("in", 0), ("lit", np.float32(c))), (), F32),),
+        (("op", 0),),
+        (False,),
+    )
 
 
 @pytest.fixture()
@@ -70,9 +76,14 @@ def test_a_new_process_loads_from_disk(fresh):
         "_run(K.compile_kernel(_spec(5.0)), 5.0)\n"
         "print(cache.stats['disk_hits'], cache.stats['compiles'])\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=os.getcwd(), env={**os.environ, "PYTHONPATH": os.getcwd()},
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=os.getcwd(),
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        check=True,
+    )
     assert out.stdout.split() == ["1", "0"]
 
 
@@ -88,7 +99,7 @@ def test_bad_entries_are_rejected_and_rebuilt(fresh, damage):
     elif damage == "truncate":
         path.write_bytes(blob[: len(blob) // 2])
     elif damage == "foreign":  # another key's valid entry under this name
-        other = cache.pack(b"\x01" * 32, blob[cache._HEADER.size:])
+        other = cache.pack(b"\x01" * 32, blob[cache._HEADER.size :])
         path.write_bytes(other)
     else:
         path.write_bytes(b"not an object file at all")

@@ -90,14 +90,17 @@ def test_reduction_over_leading_axis_is_a_permuted_row_kernel():
     x = T(4, 3, 5)
     p = plan_of(batchnorm, x)
     assert len(p.kernels) == 1 and p.kernels[0].perm == (1, 0, 2)
-    np.testing.assert_allclose(np.asarray(jit(batchnorm)(x)), np.asarray(batchnorm(x)),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(jit(batchnorm)(x)), np.asarray(batchnorm(x)), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_matmul_and_non_kernel_ops_are_library_steps():
     p = plan_of(lambda a, b: ft.relu(a @ b + 1.0).cumsum(0), T(4, 5), T(5, 3))
-    kinds = [type(s).__name__ + ":" + (s.eqn.primitive.name if isinstance(s, LibraryStep) else "")
-             for s in p.steps]
+    kinds = [
+        type(s).__name__ + ":" + (s.eqn.primitive.name if isinstance(s, LibraryStep) else "")
+        for s in p.steps
+    ]
     # cumsum is a template kernel: a library step that carries its own compiled kernel
     assert kinds == ["LibraryStep:dot_general", "KernelStep:", "TemplateStep:cumsum"]
 

@@ -28,8 +28,9 @@ def _check(case, f, args):
     for g, e in zip(got, eager):
         assert g.shape == e.shape and g.dtype == e.dtype, case.name
         exact = case.exact or not dt.is_float(e.dtype)
-        assert_close(g, e._value, rtol=max(case.rtol, 1e-5), atol=case.atol, exact=exact,
-                     what=case.name)
+        assert_close(
+            g, e._value, rtol=max(case.rtol, 1e-5), atol=case.atol, exact=exact, what=case.name
+        )
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_ids)

@@ -23,16 +23,82 @@ F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 I8, I32, I64 = np.dtype(np.int8), np.dtype(np.int32), np.dtype(np.int64)
 U8, U32, BOOL = np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.bool_)
 
-FLOAT_UNARY = ["neg", "sign", "floor", "ceil", "round", "is_finite", "exp", "exp2", "log",
-               "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "asin", "acos",
-               "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt",
-               "abs", "erf", "erf_inv", "square", "copy", "stop_gradient"]
-FLOAT_BINARY = ["add", "sub", "mul", "div", "rem", "pow", "atan2", "max", "min",
-                "nextafter", "eq", "ne", "lt", "le", "gt", "ge"]
+FLOAT_UNARY = [
+    "neg",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "is_finite",
+    "exp",
+    "exp2",
+    "log",
+    "log1p",
+    "expm1",
+    "tanh",
+    "logistic",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "sqrt",
+    "rsqrt",
+    "cbrt",
+    "abs",
+    "erf",
+    "erf_inv",
+    "square",
+    "copy",
+    "stop_gradient",
+]
+FLOAT_BINARY = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "rem",
+    "pow",
+    "atan2",
+    "max",
+    "min",
+    "nextafter",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+]
 INT_UNARY = ["neg", "sign", "abs", "not", "square", "copy"]
-INT_BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "and", "or", "xor",
-              "shift_left", "shift_right_arithmetic", "shift_right_logical",
-              "eq", "ne", "lt", "le", "gt", "ge"]
+INT_BINARY = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "rem",
+    "pow",
+    "max",
+    "min",
+    "and",
+    "or",
+    "xor",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+]
 BOOL_UNARY = ["not", "copy"]
 BOOL_BINARY = ["and", "or", "xor", "max", "min", "eq", "ne", "lt", "le", "gt", "ge"]
 COMPARE = {"eq", "ne", "lt", "le", "gt", "ge", "is_finite"}
@@ -74,8 +140,14 @@ def big_spec(dtype):
     for t in targets:
         if t != dtype:
             add("convert_element_type", (x,), (("new_dtype", t),), out=t)
-    spec = KernelSpec(1, 0, (dtype, dtype, dtype), tuple(ops),
-                      tuple(("op", j) for j in range(len(ops))), (False,) * len(ops))
+    spec = KernelSpec(
+        1,
+        0,
+        (dtype, dtype, dtype),
+        tuple(ops),
+        tuple(("op", j) for j in range(len(ops))),
+        (False,) * len(ops),
+    )
     return spec, names
 
 
@@ -88,11 +160,12 @@ def sample(dtype, n, seed):
         v = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
         small = rng.integers(max(info.min, -40), min(info.max, 40), n // 2)
         v[: n // 2] = small.astype(dtype)
-        v[: 8] = np.array([0, 1, 2, -1, info.min, info.max, 3, 0]).astype(dtype)
+        v[:8] = np.array([0, 1, 2, -1, info.min, info.max, 3, 0]).astype(dtype)
         return v
     special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-3, 30.0]
-    v = np.concatenate([special, rng.standard_normal(n // 2) * 3,
-                        rng.uniform(-1, 1, n - n // 2 - len(special))])
+    v = np.concatenate(
+        [special, rng.standard_normal(n // 2) * 3, rng.uniform(-1, 1, n - n // 2 - len(special))]
+    )
     return v.astype(dtype)
 
 
@@ -112,8 +185,7 @@ def assert_close(got, want, name, dtype):
     if name.startswith(("pow", "sinh", "cosh")) and got.dtype == F64:
         tol = 1e-12  # exp(y log x) carries |y log x| times log's error
     fin = np.isfinite(w) & ~ok
-    err = np.abs(g[fin] - w[fin]) / np.maximum(np.abs(w[fin]), 1e-30 if got.dtype == F64 else
-                                                  1e-6)
+    err = np.abs(g[fin] - w[fin]) / np.maximum(np.abs(w[fin]), 1e-30 if got.dtype == F64 else 1e-6)
     assert (np.isfinite(g) == np.isfinite(w))[~np.isnan(w)].all(), f"{name}: inf mismatch"
     assert err.size == 0 or err.max() <= tol, (
         f"{name}: max rel err {err.max():.3g} > {tol:g} at x={fin.nonzero()[0][err.argmax()]}"
@@ -143,8 +215,10 @@ def test_every_elementwise_primitive_matches_the_interpreter(compiled):
     kern(ins, got, check=True)
     run_spec(spec, ins, want)
     for g, w, name in zip(got, want, names):
-        if name.startswith("convert") and g.dtype.kind in "iu" and (
-            dtype.kind == "f" or dtype == BF16
+        if (
+            name.startswith("convert")
+            and g.dtype.kind in "iu"
+            and (dtype.kind == "f" or dtype == BF16)
         ):
             # Non-finite or out-of-range floats to integers are unspecified (docs).
             x = ins[0].astype(np.float64)
@@ -156,11 +230,18 @@ def test_every_elementwise_primitive_matches_the_interpreter(compiled):
 @pytest.mark.parametrize("dtype", [F32, I32], ids=str)
 def test_layouts_strided_broadcast_reversed(dtype):
     """Every input layout: transposed, broadcast (stride 0), reversed, sliced."""
-    spec = KernelSpec(2, 0, (dtype,) * 3, (
-        KOp("mul", (("in", 0), ("in", 1)), (), dtype),
-        KOp("add", (("op", 0), ("in", 2)), (), dtype),
-        KOp("max", (("op", 1), ("in", 0)), (), dtype),
-    ), (("op", 2), ("op", 0)), (False, False))
+    spec = KernelSpec(
+        2,
+        0,
+        (dtype,) * 3,
+        (
+            KOp("mul", (("in", 0), ("in", 1)), (), dtype),
+            KOp("add", (("op", 0), ("in", 2)), (), dtype),
+            KOp("max", (("op", 1), ("in", 0)), (), dtype),
+        ),
+        (("op", 2), ("op", 0)),
+        (False, False),
+    )
     kern = K.compile_kernel(spec)
     rng = np.random.default_rng(0)
     base = (rng.standard_normal((37, 53)) * 10).astype(dtype)
@@ -182,31 +263,45 @@ def test_layouts_strided_broadcast_reversed(dtype):
 
 
 def _softmax_spec(dtype=F32):
-    return KernelSpec(2, 1, (dtype,), (
-        KOp("reduce_max", (("in", 0),), (("axes", (1,)),), dtype),
-        KOp("sub", (("in", 0), ("op", 0)), (), dtype),
-        KOp("exp", (("op", 1),), (), dtype),
-        KOp("reduce_sum", (("op", 2),), (("axes", (1,)),), dtype),
-        KOp("div", (("op", 2), ("op", 3)), (), dtype),
-    ), (("op", 4),), (False,))
+    return KernelSpec(
+        2,
+        1,
+        (dtype,),
+        (
+            KOp("reduce_max", (("in", 0),), (("axes", (1,)),), dtype),
+            KOp("sub", (("in", 0), ("op", 0)), (), dtype),
+            KOp("exp", (("op", 1),), (), dtype),
+            KOp("reduce_sum", (("op", 2),), (("axes", (1,)),), dtype),
+            KOp("div", (("op", 2), ("op", 3)), (), dtype),
+        ),
+        (("op", 4),),
+        (False,),
+    )
 
 
 def _layernorm_spec(n, dtype=F32):
     """(x - mean) * rsqrt(var + eps) * w + b over rows of n; mean and rstd per row too."""
     lit = lambda v: ("lit", np.asarray(v, dtype)[()])  # noqa: E731
-    return KernelSpec(2, 1, (dtype, dtype, dtype), (
-        KOp("reduce_sum", (("in", 0),), (("axes", (1,)),), dtype),   # 0
-        KOp("mul", (("op", 0), lit(1 / n)), (), dtype),               # 1 mean
-        KOp("sub", (("in", 0), ("op", 1)), (), dtype),                # 2
-        KOp("square", (("op", 2),), (), dtype),                       # 3
-        KOp("reduce_sum", (("op", 3),), (("axes", (1,)),), dtype),    # 4
-        KOp("mul", (("op", 4), lit(1 / n)), (), dtype),               # 5 var
-        KOp("add", (("op", 5), lit(1e-5)), (), dtype),                # 6
-        KOp("rsqrt", (("op", 6),), (), dtype),                        # 7 rstd
-        KOp("mul", (("op", 2), ("op", 7)), (), dtype),                # 8
-        KOp("mul", (("op", 8), ("in", 1)), (), dtype),                # 9
-        KOp("add", (("op", 9), ("in", 2)), (), dtype),                # 10
-    ), (("op", 10), ("op", 1), ("op", 7)), (False, True, True))
+    return KernelSpec(
+        2,
+        1,
+        (dtype, dtype, dtype),
+        (
+            KOp("reduce_sum", (("in", 0),), (("axes", (1,)),), dtype),  # 0
+            KOp("mul", (("op", 0), lit(1 / n)), (), dtype),  # 1 mean
+            KOp("sub", (("in", 0), ("op", 1)), (), dtype),  # 2
+            KOp("square", (("op", 2),), (), dtype),  # 3
+            KOp("reduce_sum", (("op", 3),), (("axes", (1,)),), dtype),  # 4
+            KOp("mul", (("op", 4), lit(1 / n)), (), dtype),  # 5 var
+            KOp("add", (("op", 5), lit(1e-5)), (), dtype),  # 6
+            KOp("rsqrt", (("op", 6),), (), dtype),  # 7 rstd
+            KOp("mul", (("op", 2), ("op", 7)), (), dtype),  # 8
+            KOp("mul", (("op", 8), ("in", 1)), (), dtype),  # 9
+            KOp("add", (("op", 9), ("in", 2)), (), dtype),  # 10
+        ),
+        (("op", 10), ("op", 1), ("op", 7)),
+        (False, True, True),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -252,11 +347,18 @@ def test_reductions_nan_first_index_and_empty_rows(dtype):
     prims = ["reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "argmax", "argmin"]
     if dtype == BOOL:
         prims = ["reduce_and", "reduce_or", "reduce_max", "reduce_min", "argmax", "argmin"]
-    ops = tuple(KOp(p, (("in", 0),), (("axes", (1,)), ("index_dtype", I32))
-                    if p.startswith("arg") else (("axes", (1,)),),
-                    I32 if p.startswith("arg") else dtype) for p in prims)
-    spec = KernelSpec(2, 1, (dtype,), ops, tuple(("op", j) for j in range(len(ops))),
-                      (True,) * len(ops))
+    ops = tuple(
+        KOp(
+            p,
+            (("in", 0),),
+            (("axes", (1,)), ("index_dtype", I32)) if p.startswith("arg") else (("axes", (1,)),),
+            I32 if p.startswith("arg") else dtype,
+        )
+        for p in prims
+    )
+    spec = KernelSpec(
+        2, 1, (dtype,), ops, tuple(("op", j) for j in range(len(ops))), (True,) * len(ops)
+    )
     kern = K.compile_kernel(spec)
     x = sample(dtype, 12 * 40, 5).reshape(12, 40)
     if dtype.kind == "f":
@@ -275,15 +377,19 @@ def test_reductions_nan_first_index_and_empty_rows(dtype):
         want = [np.empty(rows, op.dtype) for op in ops]
         kern([arr], got)
         if arr.shape[1] == 0:  # argmax of an empty row is an error in eager
-            run_spec(KernelSpec(2, 1, (dtype,), ops[:4], tuple(("op", j) for j in range(4)),
-                                (True,) * 4), [arr], want[:4])
+            run_spec(
+                KernelSpec(
+                    2, 1, (dtype,), ops[:4], tuple(("op", j) for j in range(4)), (True,) * 4
+                ),
+                [arr],
+                want[:4],
+            )
             got, want = got[:4], want[:4]
         else:
             run_spec(spec, [arr], want)
         for g, w, p in zip(got, want, prims):
             if dtype.kind == "f":
-                np.testing.assert_allclose(g, w, rtol=1e-2 if dtype == F16 else 1e-5,
-                                           err_msg=p)
+                np.testing.assert_allclose(g, w, rtol=1e-2 if dtype == F16 else 1e-5, err_msg=p)
             else:
                 np.testing.assert_array_equal(g, w, err_msg=p)
 
@@ -291,12 +397,19 @@ def test_reductions_nan_first_index_and_empty_rows(dtype):
 def test_multi_dim_rows_and_elementwise_row_outputs():
     # Reduce the last two dims of a rank-3 iteration space; a full-shape value used as a
     # per-row output is read at the row's first element (as the interpreter does).
-    spec = KernelSpec(3, 2, (F32, F32), (
-        KOp("reduce_max", (("in", 0),), (("axes", (1, 2)),), F32),
-        KOp("reduce_sum", (("in", 0),), (("axes", (1, 2)),), F32),
-        KOp("mul", (("in", 1), ("op", 1)), (), F32),
-        KOp("add", (("in", 0), ("op", 0)), (), F32),
-    ), (("op", 1), ("op", 2), ("op", 3), ("in", 1)), (True, False, False, True))
+    spec = KernelSpec(
+        3,
+        2,
+        (F32, F32),
+        (
+            KOp("reduce_max", (("in", 0),), (("axes", (1, 2)),), F32),
+            KOp("reduce_sum", (("in", 0),), (("axes", (1, 2)),), F32),
+            KOp("mul", (("in", 1), ("op", 1)), (), F32),
+            KOp("add", (("in", 0), ("op", 0)), (), F32),
+        ),
+        (("op", 1), ("op", 2), ("op", 3), ("in", 1)),
+        (True, False, False, True),
+    )
     kern = K.compile_kernel(spec)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((4, 5, 6)).astype(F32)
@@ -304,8 +417,7 @@ def test_multi_dim_rows_and_elementwise_row_outputs():
     got = [np.empty(4, F32), np.empty(x.shape, F32), np.empty(x.shape, F32), np.empty(4, F32)]
     want = [np.empty_like(g) for g in got]
     kern([x, y], got, check=True)
-    inner = KernelSpec(3, 2, spec.input_dtypes, spec.ops, spec.outputs[:3],
-                       spec.output_is_row[:3])
+    inner = KernelSpec(3, 2, spec.input_dtypes, spec.ops, spec.outputs[:3], spec.output_is_row[:3])
     run_spec(inner, [x, y], want[:3])  # the interpreter needs per-row values for rows
     want[3] = y[:, 0, 0]
     for g, w in zip(got, want):
@@ -313,19 +425,27 @@ def test_multi_dim_rows_and_elementwise_row_outputs():
 
 
 def test_iota_index_and_scalar_rank0():
-    spec = KernelSpec(2, 0, (F32,), (
-        KOp("convert_element_type", (("index", 1),), (("new_dtype", F32),), F32),
-        KOp("add", (("in", 0), ("op", 0)), (), F32),
-        KOp("iota", (), (("dimension", 0), ("dtype", I32)), I32),
-    ), (("op", 1), ("op", 2)), (False, False))
+    spec = KernelSpec(
+        2,
+        0,
+        (F32,),
+        (
+            KOp("convert_element_type", (("index", 1),), (("new_dtype", F32),), F32),
+            KOp("add", (("in", 0), ("op", 0)), (), F32),
+            KOp("iota", (), (("dimension", 0), ("dtype", I32)), I32),
+        ),
+        (("op", 1), ("op", 2)),
+        (False, False),
+    )
     kern = K.compile_kernel(spec)
     x = np.ones((3, 4), F32)
     got = [np.empty((3, 4), F32), np.empty((3, 4), I32)]
     kern([x], got)
     np.testing.assert_array_equal(got[0], 1 + np.arange(4, dtype=F32)[None, :] + 0 * x)
     np.testing.assert_array_equal(got[1], np.arange(3)[:, None] + 0 * got[1])
-    spec0 = KernelSpec(0, 0, (F64, F64), (KOp("atan2", (("in", 0), ("in", 1)), (), F64),),
-                       (("op", 0),), (False,))
+    spec0 = KernelSpec(
+        0, 0, (F64, F64), (KOp("atan2", (("in", 0), ("in", 1)), (), F64),), (("op", 0),), (False,)
+    )
     out = np.empty((), F64)
     K.compile_kernel(spec0)([np.asarray(1.0), np.asarray(-1.0)], [out])
     assert out == np.arctan2(1.0, -1.0)
@@ -363,8 +483,7 @@ def test_as_text_is_verified_xdsl_ir(softmax):
 
 
 def test_small_call_overhead_is_small():
-    spec = KernelSpec(1, 0, (F32,), (KOp("neg", (("in", 0),), (), F32),), (("op", 0),),
-                      (False,))
+    spec = KernelSpec(1, 0, (F32,), (KOp("neg", (("in", 0),), (), F32),), (("op", 0),), (False,))
     kern = K.compile_kernel(spec)
     x, o = np.ones(16, F32), np.empty(16, F32)
     kern([x], [o])
@@ -379,8 +498,7 @@ def test_small_call_overhead_is_small():
 
 
 def test_unsupported_primitive_names_the_fix():
-    spec = KernelSpec(1, 0, (F32,), (KOp("lgamma", (("in", 0),), (), F32),), (("op", 0),),
-                      (False,))
+    spec = KernelSpec(1, 0, (F32,), (KOp("lgamma", (("in", 0),), (), F32),), (("op", 0),), (False,))
     assert "lgamma" not in KERNEL_PRIMITIVES
     with pytest.raises(NotImplementedError, match="library call"):
         K.compile_kernel(spec)
@@ -392,14 +510,29 @@ def test_kernel_primitives_cover_the_elementwise_primitives():
 
     names = {v.name for v in vars(ew).values() if isinstance(v, Primitive)}
     assert names - KERNEL_PRIMITIVES == {"lgamma", "digamma"}
-    for extra in ("convert_element_type", "copy", "stop_gradient", "iota", "reduce_sum",
-                  "argmax", "argmin", "reduce_and"):
+    for extra in (
+        "convert_element_type",
+        "copy",
+        "stop_gradient",
+        "iota",
+        "reduce_sum",
+        "argmax",
+        "argmin",
+        "reduce_and",
+    ):
         assert extra in KERNEL_PRIMITIVES
 
 
 def test_importing_fntorch_does_not_import_xdsl():
-    code = ("import sys, fntorch, fntorch.lowering.rules, fntorch.lowering.kernels;"
-            "print('xdsl' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": os.getcwd()}, check=True)
+    code = (
+        "import sys, fntorch, fntorch.lowering.rules, fntorch.lowering.kernels;"
+        "print('xdsl' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        check=True,
+    )
     assert out.stdout.strip() == "False"

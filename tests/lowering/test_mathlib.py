@@ -21,12 +21,30 @@ def _expit(x):
 
 
 REF = {
-    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log1p": np.log1p,
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "atan": np.arctan, "asin": np.arcsin,
-    "acos": np.arccos, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
-    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "logistic": _expit,
-    "cbrt": np.cbrt, "rsqrt": lambda x: 1 / np.sqrt(x), "erf": erf64, "erf_inv": erf_inv64,
-    "pow": np.power, "atan2": np.arctan2,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "expm1": np.expm1,
+    "log": np.log,
+    "log1p": np.log1p,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "atan": np.arctan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "logistic": _expit,
+    "cbrt": np.cbrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "erf": erf64,
+    "erf_inv": erf_inv64,
+    "pow": np.power,
+    "atan2": np.arctan2,
 }
 BINARY = {"pow", "atan2"}
 
@@ -133,8 +151,28 @@ def test_bound_over_a_dense_sweep(lib, name):
         np.testing.assert_array_equal(np.isinf(got[~rep]), np.isinf(want[~rep].astype(dtype)))
 
 
-SPECIALS = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 1e-30,
-            -1e-30, 1e-40, 1e30, -1e30, 3.0, -3.0, 0.9999999, 1.0000001]
+SPECIALS = [
+    0.0,
+    -0.0,
+    np.inf,
+    -np.inf,
+    np.nan,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    2.0,
+    -2.0,
+    1e-30,
+    -1e-30,
+    1e-40,
+    1e30,
+    -1e30,
+    3.0,
+    -3.0,
+    0.9999999,
+    1.0000001,
+]
 
 
 @pytest.mark.parametrize("name", sorted(REF))
@@ -157,8 +195,9 @@ def test_special_values_follow_numpy(lib, name):
     fin = np.isfinite(want)
     np.testing.assert_allclose(got[fin], want[fin], rtol=2e-6, atol=1e-38, err_msg=name)
     zero = want == 0
-    np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(want[zero]),
-                                  err_msg=f"{name}: sign of zero")
+    np.testing.assert_array_equal(
+        np.signbit(got[zero]), np.signbit(want[zero]), err_msg=f"{name}: sign of zero"
+    )
 
 
 def test_pow_float64(lib):

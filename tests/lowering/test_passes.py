@@ -40,8 +40,12 @@ def test_constant_folding_small_and_not_large():
     g = simplify(graph(lambda x: x + ft.exp(big), ft.ones(FOLD_LIMIT * 2)))
     assert names(g) == ["exp", "add"]
     # a broadcast of a constant is a view: folded whatever its size
-    g = simplify(graph(lambda x: x + lax.broadcast_in_dim(np.float32(2.0), (FOLD_LIMIT * 2,), ()),
-                       ft.ones(FOLD_LIMIT * 2)))
+    g = simplify(
+        graph(
+            lambda x: x + lax.broadcast_in_dim(np.float32(2.0), (FOLD_LIMIT * 2,), ()),
+            ft.ones(FOLD_LIMIT * 2),
+        )
+    )
     assert names(g) == ["add"]
 
 

@@ -32,8 +32,7 @@ from fntorch.ops import lax
 PRIMS = all_primitives()
 F16, BF16 = np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
-I8, I32, I64, U8, U64 = (np.dtype(t) for t in (np.int8, np.int32, np.int64, np.uint8,
-                                                np.uint64))
+I8, I32, I64, U8, U64 = (np.dtype(t) for t in (np.int8, np.int32, np.int64, np.uint8, np.uint64))
 BOOL = np.dtype(np.bool_)
 
 
@@ -143,7 +142,7 @@ def test_scatter_matches_eager(data):
     bshape = np.broadcast_shapes(*(i.shape for i in idx))
     gshape = bshape + tuple(s for d, s in enumerate(x.shape) if d not in axes)
     nd = data.draw(st.integers(0, len(gshape)), label="updates rank")
-    ushape = tuple(s if rng.random() < 0.7 else 1 for s in gshape[len(gshape) - nd:])
+    ushape = tuple(s if rng.random() < 0.7 else 1 for s in gshape[len(gshape) - nd :])
     upd = _strided(rng, _values(rng, ushape, dtype))
     out, ref = _run(kind, [x, *idx, upd], {"axes": axes})
     _same(out, ref)
@@ -163,8 +162,11 @@ def test_scatter_min_max_mul_accumulate_duplicates():
     x = np.full(3, 2.0, np.float32)
     idx = np.array([0, 0, 2, 0, 2], np.int32)
     upd = np.array([5.0, -1.0, 3.0, 0.5, np.nan], np.float32)
-    for kind, want in (("scatter_max", [5.0, 2.0, np.nan]), ("scatter_min", [-1.0, 2.0, np.nan]),
-                       ("scatter_mul", [-5.0, 2.0, np.nan])):
+    for kind, want in (
+        ("scatter_max", [5.0, 2.0, np.nan]),
+        ("scatter_min", [-1.0, 2.0, np.nan]),
+        ("scatter_mul", [-5.0, 2.0, np.nan]),
+    ):
         out, ref = _run(kind, [x, idx, upd], {"axes": (0,)})
         _same(out, ref)
         np.testing.assert_array_equal(out, np.asarray(want, np.float32))
@@ -225,10 +227,15 @@ def test_reduce_window_matches_eager(data):
         lo, hi = (data.draw(st.integers(-1, 2), label="pad") for _ in range(2))
         dil = (s - 1) * b + 1
         padding.append((lo, hi) if dil + lo + hi >= 0 else (0, 0))
-    params = dict(window_dimensions=ints(1, 3, "window"), window_strides=ints(1, 2, "stride"),
-                  padding=tuple(padding), base_dilation=base,
-                  window_dilation=tuple(data.draw(st.sampled_from([1, 1, 2]), label="wdil")
-                                        for _ in range(rank)))
+    params = dict(
+        window_dimensions=ints(1, 3, "window"),
+        window_strides=ints(1, 2, "stride"),
+        padding=tuple(padding),
+        base_dilation=base,
+        window_dilation=tuple(
+            data.draw(st.sampled_from([1, 1, 2]), label="wdil") for _ in range(rank)
+        ),
+    )
     x = _strided(rng, _values(rng, shape, dtype, nan=kind != "reduce_window_sum"))
     out, ref = _run(kind, [x], params)
     _same(out, ref)
@@ -236,13 +243,22 @@ def test_reduce_window_matches_eager(data):
 
 def test_max_pool_and_padded_sum_on_a_batch():
     x = np.random.default_rng(1).standard_normal((2, 3, 9, 8)).astype(np.float32)
-    pool = dict(window_dimensions=(1, 1, 2, 2), window_strides=(1, 1, 2, 2),
-                padding=((0, 0),) * 4, base_dilation=(1,) * 4, window_dilation=(1,) * 4)
+    pool = dict(
+        window_dimensions=(1, 1, 2, 2),
+        window_strides=(1, 1, 2, 2),
+        padding=((0, 0),) * 4,
+        base_dilation=(1,) * 4,
+        window_dilation=(1,) * 4,
+    )
     out, ref = _run("reduce_window_max", [x], pool)
     _same(out, ref)
-    avg = dict(window_dimensions=(1, 1, 3, 3), window_strides=(1, 1, 2, 1),
-               padding=((0, 0), (0, 0), (1, 1), (2, 0)), base_dilation=(1, 1, 1, 2),
-               window_dilation=(1, 1, 2, 1))
+    avg = dict(
+        window_dimensions=(1, 1, 3, 3),
+        window_strides=(1, 1, 2, 1),
+        padding=((0, 0), (0, 0), (1, 1), (2, 0)),
+        base_dilation=(1, 1, 1, 2),
+        window_dilation=(1, 1, 2, 1),
+    )
     out, ref = _run("reduce_window_sum", [x], avg)
     _same(out, ref)
 
@@ -257,15 +273,34 @@ def test_specs_keys_and_fallback_dtypes():
         return a
 
     assert spec_for("cumsum", [aval((3,), BOOL)], {"axis": 0, "reverse": False}) is None
-    assert spec_for("scatter_add", [aval((3,), BOOL), aval((2,), I32), aval((2,), BOOL)],
-                    {"axes": (0,)}) is None
-    assert spec_for("reduce_window_max", [aval((3,), BOOL)], dict(
-        window_dimensions=(1,), window_strides=(1,), padding=((0, 0),), base_dilation=(1,),
-        window_dilation=(1,))) is None
-    specs = [GatherSpec(F32, (I32,), 1, 0), ScatterSpec("scatter_add", F32, (I32,), 1, 0),
-             ScatterSpec("scatter_max", F32, (I32,), 1, 0), ScanSpec("cumsum", F32, 1, 0, False),
-             ScanSpec("cumsum", F32, 1, 0, True),
-             WindowSpec("reduce_window_sum", F32, (2,), (1,), ((0, 0),), (1,), (1,))]
+    assert (
+        spec_for(
+            "scatter_add", [aval((3,), BOOL), aval((2,), I32), aval((2,), BOOL)], {"axes": (0,)}
+        )
+        is None
+    )
+    assert (
+        spec_for(
+            "reduce_window_max",
+            [aval((3,), BOOL)],
+            dict(
+                window_dimensions=(1,),
+                window_strides=(1,),
+                padding=((0, 0),),
+                base_dilation=(1,),
+                window_dilation=(1,),
+            ),
+        )
+        is None
+    )
+    specs = [
+        GatherSpec(F32, (I32,), 1, 0),
+        ScatterSpec("scatter_add", F32, (I32,), 1, 0),
+        ScatterSpec("scatter_max", F32, (I32,), 1, 0),
+        ScanSpec("cumsum", F32, 1, 0, False),
+        ScanSpec("cumsum", F32, 1, 0, True),
+        WindowSpec("reduce_window_sum", F32, (2,), (1,), ((0, 0),), (1,), (1,)),
+    ]
     keys = [s.key() for s in specs]
     fused = KernelSpec(1, 0, (F32,), (), (("in", 0),), (False,)).key()
     assert len(set(keys + [fused])) == len(keys) + 1
@@ -284,8 +319,9 @@ def test_compiled_once_then_memory_hits():
 # ----------------------------------------------------------------------- ft.jit
 def _plan_kinds(f, *args):
     plan = ft.jit(f).lower(*args).plan
-    return [(type(s).__name__, s.eqn.primitive.name) for s in plan.steps
-            if isinstance(s, LibraryStep)]
+    return [
+        (type(s).__name__, s.eqn.primitive.name) for s in plan.steps if isinstance(s, LibraryStep)
+    ]
 
 
 def test_jit_of_template_ops_equals_eager():
@@ -307,7 +343,12 @@ def test_jit_of_template_ops_equals_eager():
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6, atol=1e-6)
     kinds = _plan_kinds(f, x, idx, img)
     assert {n for k, n in kinds if k == "TemplateStep"} == {
-        "gather", "cumsum", "cummax", "reduce_window_max", "scatter_add"}
+        "gather",
+        "cumsum",
+        "cummax",
+        "reduce_window_max",
+        "scatter_add",
+    }
     assert all(k == "TemplateStep" for k, _ in kinds)
 
 

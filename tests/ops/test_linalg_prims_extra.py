@@ -57,8 +57,9 @@ CONV2D = [
 @pytest.mark.parametrize("xs, ws, stride, pad, dil, groups", CONV2D)
 def test_conv2d_matches_torch(xs, ws, stride, pad, dil, groups):
     def f(x, w):
-        return lax.conv_general_dilated(x, w, stride, [(p, p) for p in pad], None, dil,
-                                        feature_group_count=groups)
+        return lax.conv_general_dilated(
+            x, w, stride, [(p, p) for p in pad], None, dil, feature_group_count=groups
+        )
 
     def g(x, w):
         return F.conv2d(x, w, stride=stride, padding=pad, dilation=dil, groups=groups)
@@ -69,8 +70,9 @@ def test_conv2d_matches_torch(xs, ws, stride, pad, dil, groups):
 @pytest.mark.parametrize("stride, pad, dil, groups", [(1, 0, 1, 1), (3, 2, 2, 1), (2, 1, 1, 2)])
 def test_conv1d_matches_torch(stride, pad, dil, groups):
     def f(x, w):
-        return lax.conv_general_dilated(x, w, (stride,), [(pad, pad)], None, (dil,),
-                                        feature_group_count=groups)
+        return lax.conv_general_dilated(
+            x, w, (stride,), [(pad, pad)], None, (dil,), feature_group_count=groups
+        )
 
     def g(x, w):
         return F.conv1d(x, w, stride=stride, padding=pad, dilation=dil, groups=groups)
@@ -78,8 +80,9 @@ def test_conv1d_matches_torch(stride, pad, dil, groups):
     _check(f, g, _rand(2, 4, 11), _rand(6, 4 // groups, 3))
 
 
-@pytest.mark.parametrize("stride, pad, outpad, dil, groups",
-                         [(2, 0, 0, 1, 1), (2, 1, 1, 1, 1), (3, 1, 0, 2, 2)])
+@pytest.mark.parametrize(
+    "stride, pad, outpad, dil, groups", [(2, 0, 0, 1, 1), (2, 1, 1, 1, 1), (3, 1, 0, 2, 2)]
+)
 def test_conv_transpose_via_lhs_dilation_matches_torch(stride, pad, outpad, dil, groups):
     """conv_transpose2d is a conv with the input dilated by the stride and the kernel
     flipped, its in/out channels swapped within each group."""
@@ -91,12 +94,20 @@ def test_conv_transpose_via_lhs_dilation_matches_torch(stride, pad, outpad, dil,
         wt = lax.reshape(lax.transpose(wt, (0, 2, 1, 3, 4)), (cout, cin // groups, k, k))
         wt = lax.rev(wt, (2, 3))
         lo = dil * (k - 1) - pad
-        return lax.conv_general_dilated(x, wt, (1, 1), [(lo, lo + outpad)] * 2, (stride,) * 2,
-                                        (dil,) * 2, feature_group_count=groups)
+        return lax.conv_general_dilated(
+            x,
+            wt,
+            (1, 1),
+            [(lo, lo + outpad)] * 2,
+            (stride,) * 2,
+            (dil,) * 2,
+            feature_group_count=groups,
+        )
 
     def g(x, w):
-        return F.conv_transpose2d(x, w, stride=stride, padding=pad, output_padding=outpad,
-                                  groups=groups, dilation=dil)
+        return F.conv_transpose2d(
+            x, w, stride=stride, padding=pad, output_padding=outpad, groups=groups, dilation=dil
+        )
 
     _check(f, g, x, w)
 
@@ -104,9 +115,14 @@ def test_conv_transpose_via_lhs_dilation_matches_torch(stride, pad, outpad, dil,
 @pytest.mark.parametrize("k, stride, pad, dil", [(2, 2, 0, 1), (3, 2, 1, 1), (3, 1, 1, 2)])
 def test_max_pool2d_matches_torch(k, stride, pad, dil):
     def f(x):
-        return lax.reduce_window_max(x, (1, 1, k, k), (1, 1, stride, stride),
-                                     [(0, 0), (0, 0), (pad, pad), (pad, pad)], None,
-                                     (1, 1, dil, dil))
+        return lax.reduce_window_max(
+            x,
+            (1, 1, k, k),
+            (1, 1, stride, stride),
+            [(0, 0), (0, 0), (pad, pad), (pad, pad)],
+            None,
+            (1, 1, dil, dil),
+        )
 
     def g(x):
         return F.max_pool2d(x, k, stride, pad, dilation=dil)
@@ -117,8 +133,9 @@ def test_max_pool2d_matches_torch(k, stride, pad, dil):
 @pytest.mark.parametrize("k, stride, pad", [(2, 2, 0), (3, 2, 1), (3, 1, 1)])
 def test_avg_pool2d_matches_torch(k, stride, pad):
     def f(x):
-        s = lax.reduce_window_sum(x, (1, 1, k, k), (1, 1, stride, stride),
-                                  [(0, 0), (0, 0), (pad, pad), (pad, pad)])
+        s = lax.reduce_window_sum(
+            x, (1, 1, k, k), (1, 1, stride, stride), [(0, 0), (0, 0), (pad, pad), (pad, pad)]
+        )
         return lax.div(s, float(k * k))
 
     def g(x):
@@ -175,8 +192,11 @@ def test_vmap_of_vjp_of_grouped_conv():
     cts = _rand(2, 1, 4, 4)
 
     def one(x, ct):
-        _, f = ft.vjp(lambda x, w: lax.conv_general_dilated(x, w, (1,), [(0, 0)],
-                                                            feature_group_count=2), x, Tensor(w))
+        _, f = ft.vjp(
+            lambda x, w: lax.conv_general_dilated(x, w, (1,), [(0, 0)], feature_group_count=2),
+            x,
+            Tensor(w),
+        )
         return f(ct)
 
     gx, gw = ft.vmap(one)(Tensor(xs), Tensor(cts))
@@ -208,8 +228,9 @@ def test_dot_general_contracting_mismatch_names_shapes_and_dims():
 
 def test_dot_general_dtype_mismatch():
     with pytest.raises(TypeError, match="dot_general.*float32.*float64"):
-        lax.dot_general(Tensor(np.ones((2, 2), np.float32)), Tensor(np.ones((2, 2))),
-                        (((1,), (0,)), ((), ())))
+        lax.dot_general(
+            Tensor(np.ones((2, 2), np.float32)), Tensor(np.ones((2, 2))), (((1,), (0,)), ((), ()))
+        )
 
 
 def test_conv_channel_and_group_mismatch():
@@ -217,8 +238,9 @@ def test_conv_channel_and_group_mismatch():
     with pytest.raises(ValueError, match=r"conv_general_dilated.*channels 4.*rhs input channels 3"):
         lax.conv_general_dilated(x, Tensor(np.ones((2, 3, 3))), (1,), [(0, 0)])
     with pytest.raises(ValueError, match=r"conv_general_dilated.*output channels 3.*divisible"):
-        lax.conv_general_dilated(x, Tensor(np.ones((3, 2, 3))), (1,), [(0, 0)],
-                                 feature_group_count=2)
+        lax.conv_general_dilated(
+            x, Tensor(np.ones((3, 2, 3))), (1,), [(0, 0)], feature_group_count=2
+        )
     with pytest.raises(ValueError, match=r"conv_general_dilated.*window_strides"):
         lax.conv_general_dilated(x, Tensor(np.ones((2, 4, 3))), (1, 1), [(0, 0)])
 

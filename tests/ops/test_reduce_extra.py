@@ -62,8 +62,9 @@ def test_sort_one_key_ignores_later_operands_for_order():
 
 def test_sort_errors():
     with pytest.raises(ValueError, match="sort.*shape"):
-        r.sort_p.abstract_eval(ShapedArray((3,), F64), ShapedArray((4,), F64),
-                               dimension=0, is_stable=True, num_keys=1)
+        r.sort_p.abstract_eval(
+            ShapedArray((3,), F64), ShapedArray((4,), F64), dimension=0, is_stable=True, num_keys=1
+        )
     with pytest.raises(ValueError, match="num_keys=3"):
         r.sort_p.abstract_eval(ShapedArray((3,), F64), dimension=0, is_stable=True, num_keys=3)
     with pytest.raises(ValueError, match="dimension=1.*rank 1"):
@@ -95,8 +96,12 @@ def test_argmax_empty_axis_and_bad_index_dtype_raise():
 
 @pytest.mark.parametrize(
     "dtype,low,high",
-    [(np.float32, -np.inf, np.inf), (np.int32, np.iinfo(np.int32).min, np.iinfo(np.int32).max),
-     (np.uint8, 0, 255), (np.bool_, False, True)],
+    [
+        (np.float32, -np.inf, np.inf),
+        (np.int32, np.iinfo(np.int32).min, np.iinfo(np.int32).max),
+        (np.uint8, 0, 255),
+        (np.bool_, False, True),
+    ],
 )
 def test_empty_max_min_give_identities(dtype, low, high):
     x = T(np.zeros((2, 0), dtype))
@@ -161,8 +166,10 @@ def test_cumprod_jvp_at_zeros_matches_formula():
     for reverse in (False, True):
         _, tout = ft.jvp(lambda x: lax.cumprod(x, 0, reverse=reverse), (T(x),), (T(t),))
         xs, ts = (x[::-1], t[::-1]) if reverse else (x, t)
-        want = [sum(ts[k] * np.prod(np.delete(xs[: i + 1], k)) for k in range(i + 1))
-                for i in range(len(xs))]
+        want = [
+            sum(ts[k] * np.prod(np.delete(xs[: i + 1], k)) for k in range(i + 1))
+            for i in range(len(xs))
+        ]
         want = np.array(want)[::-1] if reverse else np.array(want)
         np.testing.assert_allclose(to_np(tout), want)
 
