@@ -141,27 +141,40 @@ def goals(results: dict[str, list[Result]]) -> list[str]:
     for wid, mode, refs, allowed in GOALS:
         rs = [r for r in results.get(wid, []) if not r.malloc_env and r.times and not r.error]
         ours = next((r for r in rs if r.base == "fntorch" and r.mode == mode), None)
-        others = [r for r in rs if r.base != "fntorch" and (refs is None or r.base in refs)
-                  and r.mode in ("eager", "jit") and "MISMATCH" not in r.note]
+        others = [
+            r
+            for r in rs
+            if r.base != "fntorch"
+            and (refs is None or r.base in refs)
+            and r.mode in ("eager", "jit")
+            and "MISMATCH" not in r.note
+        ]
         if ours is None or not others:
             continue
         best = min(others, key=lambda r: r.median)
         ratio = ours.median / best.median
         verdict = "met" if ratio <= allowed else "MISSED"
-        lines.append(f"{wid}: fntorch {ours.median * 1e3:.3g} ms / fastest reference "
-                     f"{best.framework} {best.median * 1e3:.3g} ms = {ratio:.2f}x "
-                     f"(goal <= {allowed:g}x): {verdict}")
+        lines.append(
+            f"{wid}: fntorch {ours.median * 1e3:.3g} ms / fastest reference "
+            f"{best.framework} {best.median * 1e3:.3g} ms = {ratio:.2f}x "
+            f"(goal <= {allowed:g}x): {verdict}"
+        )
     w5 = [r for r in results.get("W5", []) if not r.malloc_env]
     ours = next((r for r in w5 if r.base == "fntorch" and r.mode == "jit" and r.times), None)
     jax = next((r for r in w5 if r.base == "jax" and r.mode == "jit" and r.times), None)
     if ours is not None and jax is not None:
         verdict = "met" if ours.first_call < jax.first_call else "MISSED"
-        lines.append(f"W5 first call: fntorch {ours.first_call * 1e3:.0f} ms vs jax.jit "
-                     f"{jax.first_call * 1e3:.0f} ms (goal: faster): {verdict}")
-    warm = next((r for r in w5 if r.mode == "new process" and r.base == "fntorch"
-                 and r.times), None)
+        lines.append(
+            f"W5 first call: fntorch {ours.first_call * 1e3:.0f} ms vs jax.jit "
+            f"{jax.first_call * 1e3:.0f} ms (goal: faster): {verdict}"
+        )
+    warm = next(
+        (r for r in w5 if r.mode == "new process" and r.base == "fntorch" and r.times), None
+    )
     if warm is not None:
         verdict = "met" if warm.times[0] < 0.1 else "MISSED"
-        lines.append(f"W5 first call in a new process, warm disk cache: "
-                     f"{warm.times[0] * 1e3:.0f} ms (goal < 100 ms): {verdict}")
+        lines.append(
+            f"W5 first call in a new process, warm disk cache: "
+            f"{warm.times[0] * 1e3:.0f} ms (goal < 100 ms): {verdict}"
+        )
     return lines

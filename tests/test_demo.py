@@ -35,8 +35,9 @@ def test_demo_trains_and_reports_accuracy():
     assert error_line and ".at[" in error_line.group(1), out  # the error names the fix
     assert "shape (256,)" in out  # one gradient norm per example
     # jit: the compiled step gives eager's numbers, and lower() shows fused kernels
-    same = re.search(r"^jit step == eager step: loss (\S+) vs (\S+), max \|param diff\| (\S+)$",
-                     out, re.M)
+    same = re.search(
+        r"^jit step == eager step: loss (\S+) vs (\S+), max \|param diff\| (\S+)$", out, re.M
+    )
     assert same, out
     assert float(same.group(1)) == pytest.approx(float(same.group(2)), rel=1e-4)
     assert float(same.group(3)) < 1e-4

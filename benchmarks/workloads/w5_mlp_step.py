@@ -124,9 +124,12 @@ def _numpy(inputs):
         d2 = (d3 @ p["w3"]) * (h2 > 0)
         d1 = (d2 @ p["w2"]) * (h1 > 0)
         grads = {
-            "w3": d3.T @ h2, "b3": d3.sum(0),
-            "w2": d2.T @ h1, "b2": d2.sum(0),
-            "w1": d1.T @ x, "b1": d1.sum(0),
+            "w3": d3.T @ h2,
+            "b3": d3.sum(0),
+            "w2": d2.T @ h1,
+            "b2": d2.sum(0),
+            "w1": d1.T @ x,
+            "b1": d1.sum(0),
         }
         return {k: p[k] - np.float32(LR) * grads[k] for k in p}
 
@@ -202,24 +205,35 @@ def _child(framework: str) -> None:
     report = {"import_s": t1 - t0, "first_call_s": t3 - t2}
     if framework == "fntorch":
         entry = next(iter(f._cache.values()))
-        report |= {"trace_s": entry.trace_s, "compile_s": entry.compile_s,
-                   "disk_hits": cache.stats["disk_hits"], "built": cache.stats["compiles"]}
+        report |= {
+            "trace_s": entry.trace_s,
+            "compile_s": entry.compile_s,
+            "disk_hits": cache.stats["disk_hits"],
+            "built": cache.stats["compiles"],
+        }
     print(json.dumps(report))
 
 
 def _new_process(framework: str) -> dict:
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = f"from benchmarks.workloads.w5_mlp_step import _child; _child({framework!r})"
-    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
-                          text=True, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1][:120]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def new_process_first_calls(settings: Settings, frameworks) -> list[Result]:
-    runs = [("fntorch", "fntorch new process, disk cache as found", "new process (1st)"),
-            ("fntorch", "fntorch new process, warm disk cache", "new process")]
+    runs = [
+        ("fntorch", "fntorch new process, disk cache as found", "new process (1st)"),
+        ("fntorch", "fntorch new process, warm disk cache", "new process"),
+    ]
     if "jax" in frameworks and not settings.skip_slow:
         runs.append(("jax", "jax.jit new process", "new process"))
     out = []
