@@ -57,18 +57,31 @@ def cache_dir() -> Path:
     return base / "fntorch" / "kernels"
 
 
-@functools.cache
-def _versions() -> str:
+def _dist_version(name: str) -> str:
+    """An installed distribution's version without importing it: the name of the
+    ``*.dist-info`` folder beside the package (importlib.metadata scans all of sys.path,
+    ~50 ms, which a warm-cache first call should not pay)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is not None and spec.origin:
+        for info in Path(spec.origin).parent.parent.glob(f"{name}-*.dist-info"):
+            return info.name[len(name) + 1 : -len(".dist-info")]
     from importlib import metadata
 
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+@functools.cache
+def _versions() -> str:
     import llvmlite
 
     import fntorch
 
-    try:
-        xdsl_version = metadata.version("xdsl")
-    except metadata.PackageNotFoundError:
-        xdsl_version = "?"
+    xdsl_version = _dist_version("xdsl")
     src = hashlib.sha256()
     here = Path(__file__).parent
     for name in (

@@ -368,13 +368,16 @@ class _Builder:
         out = e.outputs[0]
         if self.kind[a] == CONST and self.kind[bb] == CONST:
             return False
+        # A contraction of size 1 is an outer product (per-example weight gradients):
+        # numpy's matmul runs it through a slow loop, a broadcast multiply streams it.
+        op = np.multiply if k == 1 else np.matmul
         if out.id in self.escapes:
             slot = self.new_slot(DYN)
-            self.steps.append(_matmul_step(a, bb, slot, o_shape, dtype, fresh=True))
+            self.steps.append(_matmul_step(op, a, bb, slot, o_shape, dtype, fresh=True))
         else:
             slot = self.new_slot(LAYOUT, np.empty(o_shape, dtype))
             self.setup.append(partial(_alloc, slot, o_shape, dtype))
-            self.steps.append(_matmul_step(a, bb, slot, o_shape, dtype, fresh=False))
+            self.steps.append(_matmul_step(op, a, bb, slot, o_shape, dtype, fresh=False))
         self.slot[out.id] = self.unary_view(partial(np.reshape, shape=out.aval.shape), slot)
         return True
 
@@ -459,8 +462,8 @@ def _template_step(kern, ins, out, shape, dtype, fresh):
     return step_pre
 
 
-def _matmul_step(a, b, out, shape, dtype, fresh):
-    matmul, empty = np.matmul, np.empty
+def _matmul_step(matmul, a, b, out, shape, dtype, fresh):
+    empty = np.empty
     if fresh:
 
         def step(env):
