@@ -1,0 +1,1 @@
+"""``ft.optim``: optimizers, pure and stateful, arrive with the nn shim (a later issue)."""
