@@ -151,7 +151,7 @@ def device_put(tree, dev=None):
     """Every tensor (or array, or number) in ``tree`` as a tensor on ``dev``.
 
     >>> import fntorch as ft
-    >>> ft.device_put({"w": [1.0, 2.0]}, "cpu")["w"].device
+    >>> ft.device_put({"w": ft.ones(2)}, "cpu")["w"].device
     device(type='cpu')
     """
     from .. import tree as tree_util
