@@ -245,6 +245,25 @@ class Tensor:
     __hash__ = object.__hash__
 
 
+def as_tensor_leaf(x, where: str) -> Tensor:
+    """A pytree leaf handed to a transform: tensors stay, numbers and arrays become tensors.
+
+    >>> as_tensor_leaf(2.0, "grad").dtype
+    dtype('float32')
+    """
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        return Tensor(np.asarray(x, dtype=_dt.dtype_and_weak(x)[0]))
+    if isinstance(x, (np.ndarray, np.generic)):
+        a = np.array(x)
+        _dt.canonicalize(a.dtype, where=where)
+        return Tensor(a)
+    raise TypeError(
+        f"{where}: expected tensors (or numbers/arrays) as pytree leaves, got {type(x).__name__}"
+    )
+
+
 def _new_tensor(value) -> Tensor:
     t = _tensor_new(Tensor)
     t._value = value

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import tree as tree_util
 from ..fx import dtypes as dt
-from ..fx.core import ShapedArray, Tensor, Tracer, get_aval
+from ..fx.core import ShapedArray, Tensor, Tracer, as_tensor_leaf, get_aval
 from . import _prims_control as pc
 from . import lax
 
@@ -21,18 +21,7 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan"]
 _PY_SCALARS = (bool, int, float)
 
 
-def _as_tensor(x, where: str):
-    if isinstance(x, Tensor):
-        return x
-    if type(x) in _PY_SCALARS:
-        return Tensor(np.asarray(x, dtype=dt.dtype_and_weak(x)[0]))
-    if isinstance(x, (np.ndarray, np.generic)):
-        a = np.array(x)
-        dt.canonicalize(a.dtype, where=where)
-        return Tensor(a)
-    raise TypeError(
-        f"{where}: expected tensors (or numbers/arrays) as pytree leaves, got {type(x).__name__}"
-    )
+_as_tensor = as_tensor_leaf
 
 
 def _flatten(tree, where):

@@ -13,7 +13,15 @@ import numpy as np
 
 from .. import tree as tree_util
 from ..fx import dtypes as dt
-from ..fx.core import Tensor, Tracer, check_tracer, current_trace, get_aval, set_current_trace
+from ..fx.core import (
+    Tensor,
+    Tracer,
+    as_tensor_leaf,
+    check_tracer,
+    current_trace,
+    get_aval,
+    set_current_trace,
+)
 from ..fx.graph import Graph, trace_to_graph
 from . import ad
 from .ad import Zero, graph_outvars_transpose, instantiate, jvp_flat, linearize_flat
@@ -38,20 +46,7 @@ __all__ = [
 ]
 
 
-def _as_tensor(x, where: str):
-    """Leaves handed to a transform: tensors stay, numbers and arrays become tensors."""
-    if isinstance(x, Tensor):
-        return x
-    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
-        d, _ = dt.dtype_and_weak(x)
-        return Tensor(np.asarray(x, dtype=d))
-    if isinstance(x, (np.ndarray, np.generic)):
-        a = np.array(x)
-        dt.canonicalize(a.dtype, where=where)
-        return Tensor(a)
-    raise TypeError(
-        f"{where}: expected tensors (or numbers/arrays) as pytree leaves, got {type(x).__name__}"
-    )
+_as_tensor = as_tensor_leaf
 
 
 def _flatten_args(args, where):
