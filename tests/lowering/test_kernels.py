@@ -460,7 +460,7 @@ def test_in_place_output_aliasing_an_input(softmax):
 
 
 def test_threads_split_large_calls_identically(softmax):
-    x = np.random.default_rng(2).standard_normal((512, 300)).astype(F32)
+    x = np.random.default_rng(2).standard_normal((1024, 300)).astype(F32)  # > PARALLEL_THRESHOLD
     outs = []
     for n in (1, 2):
         K.set_num_threads(n)

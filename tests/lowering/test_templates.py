@@ -197,7 +197,7 @@ def test_scan_matches_eager(data):
 @pytest.mark.parametrize("reverse", [False, True])
 def test_scan_reverse_and_threads(axis, reverse):
     # large enough for the parallel split (>= kernels.PARALLEL_THRESHOLD elements)
-    x = np.random.default_rng(0).integers(-9, 9, (300, 260)).astype(np.int32)
+    x = np.random.default_rng(0).integers(-9, 9, (800, 700)).astype(np.int32)
     out, ref = _run("cumsum", [x], {"axis": axis, "reverse": reverse})
     _same(out, ref)
     y = np.asarray([[1.0, -0.0, np.nan, 2.0]], np.float32)
