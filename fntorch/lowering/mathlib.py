@@ -56,6 +56,9 @@ from __future__ import annotations
 from fractions import Fraction
 from math import factorial
 
+# Giles, "Approximating the erfinv function": the same coefficients as the eager impl.
+from ..devices.cpu_elementwise import _GILES_CENTRAL, _GILES_TAIL
+
 
 class _LazyTypes:
     """xDSL's types, imported on first use: importing rules (and so mathlib) must not
@@ -141,29 +144,6 @@ _ERF_Q = (
     -1.68282697438203e-03,
     -7.37332916720468e-03,
     -1.42647390514189e-02,
-)
-# Giles, "Approximating the erfinv function" (GPU Computing Gems), single precision.
-_GILES_CENTRAL = (
-    2.81022636e-08,
-    3.43273939e-07,
-    -3.5233877e-06,
-    -4.39150654e-06,
-    0.00021858087,
-    -0.00125372503,
-    -0.00417768164,
-    0.246640727,
-    1.50140941,
-)
-_GILES_TAIL = (
-    -0.000200214257,
-    0.000100950558,
-    0.00134934322,
-    -0.00367342844,
-    0.00573950773,
-    -0.0076224613,
-    0.00943887047,
-    1.00167406,
-    2.83297682,
 )
 
 

@@ -33,6 +33,7 @@ from ..ops import (
     _prims_structural,
 )
 from ..transforms import custom
+from .spec import REDUCTIONS
 from .spec_special import TEMPLATE_PRIMITIVES
 
 # Views: their result is a strided view of their operand (iota: a broadcast view of a
@@ -40,18 +41,7 @@ from .spec_special import TEMPLATE_PRIMITIVES
 INDEX_PRIMITIVES = frozenset(
     {"broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice", "rev", "iota"}
 )
-REDUCTION_PRIMITIVES = frozenset(
-    {
-        "reduce_sum",
-        "reduce_max",
-        "reduce_min",
-        "reduce_prod",
-        "reduce_and",
-        "reduce_or",
-        "argmax",
-        "argmin",
-    }
-)
+REDUCTION_PRIMITIVES = REDUCTIONS
 # What the fusion pass may put in a kernel when the kernel compiler is not importable
 # (the numpy interpreter of ``interpret.py`` computes all of these).
 DEFAULT_KERNEL_PRIMITIVES = frozenset(
