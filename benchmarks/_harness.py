@@ -122,6 +122,12 @@ class Workload:
 REGISTRY: dict[str, Workload] = {}
 
 
+def elementwise_bandwidth(elements: int):
+    """The ``rate`` of a float32 elementwise workload: GB/s counting 8 bytes per element
+    (one read, one write), as BENCHMARKS.md counts them."""
+    return lambda seconds: f"{8 * elements / seconds / 1e9:.1f} GB/s"
+
+
 def register(workload: Workload) -> Workload:
     """Add ``workload`` to the registry under its id (one id, one workload)."""
     if workload.id in REGISTRY:

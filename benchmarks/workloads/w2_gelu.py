@@ -9,7 +9,7 @@ PyTorch's native ``F.gelu(x, approximate='tanh')``, ``torch.compile`` of the for
 
 import numpy as np
 
-from .._harness import Workload, register
+from .._harness import Workload, elementwise_bandwidth, register
 from ._jit import TORCH_COMPILE_SLOW, fntorch_jit_thunk
 
 N = 4_194_304
@@ -28,7 +28,7 @@ W2 = register(
         make_inputs=make_inputs,
         rtol=1e-4,
         atol=1e-5,
-        rate=lambda s: f"{8 * N / s / 1e9:.1f} GB/s",
+        rate=elementwise_bandwidth(N),
     )
 )
 

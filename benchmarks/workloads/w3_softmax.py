@@ -6,7 +6,7 @@ fntorch: ``ft.jit`` (one fused row kernel). References: numpy, PyTorch's native
 
 import numpy as np
 
-from .._harness import Workload, register
+from .._harness import Workload, elementwise_bandwidth, register
 from ._jit import TORCH_COMPILE_SLOW, fntorch_jit_thunk
 
 SHAPE = (4096, 1024)
@@ -24,7 +24,7 @@ W3 = register(
         make_inputs=make_inputs,
         rtol=1e-4,
         atol=1e-6,
-        rate=lambda s: f"{8 * SHAPE[0] * SHAPE[1] / s / 1e9:.1f} GB/s",
+        rate=elementwise_bandwidth(SHAPE[0] * SHAPE[1]),
     )
 )
 
