@@ -221,6 +221,64 @@ def _inputs_used(spec: KernelSpec, refs, ops: set[int]) -> set[int]:
     return used
 
 
+@functools.cache
+def _expensive() -> frozenset:
+    from . import mathlib
+
+    return frozenset(mathlib.FUNCTIONS) | {"pow", "atan2"}
+
+
+def stash_plan(spec: KernelSpec) -> dict[int, tuple[int, int]]:
+    """Row kernels: op -> (output, pass): where the op's values wait between passes.
+
+    An elementwise op with a transcendental in its cone that the first reduction pass
+    computes and a later pass needs again (softmax's ``exp``) is stored into a
+    full-shape output of its dtype during that pass and loaded back by the later passes,
+    which would otherwise recompute it. The row is in L1 by then, so the load is cheaper
+    than even ``exp``. The output's real value overwrites it in the last pass. Passes
+    are numbered as they run: the reductions in order, then the full-shape write.
+
+    Such a kernel writes an output before it has read all of its inputs, so an input
+    must not share that output's buffer (the program's donation checks this).
+    """
+    if not spec.reduce_rank:
+        return {}
+    row_level = _row_level(spec)
+    passes = [spec.ops[r].args for r in range(len(spec.ops)) if spec.ops[r].prim in REDUCTIONS]
+    passes.append(tuple(ref for ref, row in zip(spec.outputs, spec.output_is_row) if not row))
+    needs = [{j for j in _cone(spec, refs) if not row_level[j]} for refs in passes]
+    free = [
+        o
+        for o, (ref, row) in enumerate(zip(spec.outputs, spec.output_is_row))
+        if not row and ref not in spec.outputs[:o]
+    ]
+    plan: dict[int, tuple[int, int]] = {}
+    expensive = _expensive()
+    # Outermost values first: the operands of a stashed op need no stash of their own.
+    for j in reversed(range(len(spec.ops))):
+        op = spec.ops[j]
+        if row_level[j] or sum(j in n for n in needs) < 2:
+            continue
+        if any(j in _cone(spec, [("op", p)]) for p in plan):
+            continue
+        cone = {i for i in _cone(spec, [("op", j)]) if not row_level[i]}
+        if not any(spec.ops[i].prim in expensive for i in cone):
+            continue
+        o = next((o for o in free if _out_dtype(spec, o) == np.dtype(op.dtype)), None)
+        if o is None:
+            continue
+        free.remove(o)
+        plan[j] = (o, next(p for p, n in enumerate(needs) if j in n))
+    return plan
+
+
+def _out_dtype(spec: KernelSpec, o: int) -> np.dtype:
+    kind, x = spec.outputs[o]
+    if kind == "in":
+        return np.dtype(spec.input_dtypes[x])
+    return np.dtype(spec.ops[x].dtype)
+
+
 # ---------------------------------------------------------------------- codegen
 class _Gen:
     """Emits one variant of one spec with a ``KernelBuilder``."""
@@ -494,10 +552,7 @@ class _Gen:
         b.loop(lo, hi, [], body)
 
     def _out_dtype(self, o):
-        kind, x = self.spec.outputs[o]
-        if kind == "in":
-            return np.dtype(self.spec.input_dtypes[x])
-        return np.dtype(self.spec.ops[x].dtype)
+        return _out_dtype(self.spec, o)
 
     def _inner_loop(self, bases, used, outs, lo, hi, outer_idx, inner_dim, env0=None):
         """The vectorizable innermost loop writing the full-shape outputs ``outs``."""
@@ -533,6 +588,19 @@ class _Gen:
         full_outs = [self.n_in + o for o, row in enumerate(spec.output_is_row) if not row]
         row_outs = [o for o, row in enumerate(spec.output_is_row) if row]
 
+        stash = stash_plan(spec)
+
+        def stashed(env, pass_no, bases, flat):
+            """Loads the values an earlier pass stashed; returns the ones to store."""
+            store = []
+            for j, (o, first) in stash.items():
+                ptr = b.gep(bases[self.n_in + o], flat, B.mem_type(spec.ops[j].dtype))
+                if first == pass_no:
+                    store.append((j, ptr))
+                elif first < pass_no:
+                    env[j] = self._load(ptr, spec.ops[j].dtype)
+            return store
+
         def row_body(t, carried):
             ridx = self._unflatten(t, row_sizes) if m else []
             bases = [self._offset(p, ridx, s[:m]) for p, s in zip(self.data, self.strides)]
@@ -551,7 +619,7 @@ class _Gen:
                     ):
                         self._eval(("op", j), row_env, None, row_index)
 
-            for r in reductions:
+            for pass_no, r in enumerate(reductions):
                 op = spec.ops[r]
                 prepare(op.args)
                 cone = {j for j in _cone(spec, op.args) if not self.row_level[j]}
@@ -560,9 +628,13 @@ class _Gen:
                 red = self.reducers[op.prim]
                 state = red.init(b, dtype)
 
-                def elem(load_input, index, flat, st, op=op, dtype=dtype, red=red):
+                def elem(load_input, index, flat, st, op=op, dtype=dtype, red=red, p=pass_no):
                     env = dict(row_env)
+                    store = stashed(env, p, bases, flat)
                     x = self._eval(op.args[0], env, load_input, index, dtype)
+                    for j, ptr in store:
+                        v = self._eval(("op", j), env, load_input, index)
+                        self._store(v, ptr, spec.ops[j].dtype)
                     return red.step(b, st, x, flat, dtype)
 
                 state = self._row_nest(bases, used, ridx, red_sizes, state, elem)
@@ -576,6 +648,7 @@ class _Gen:
 
                 def write(load_input, index, flat, st, bases=bases):
                     env = dict(row_env)
+                    stashed(env, len(reductions), bases, flat)
                     for s in full_outs:
                         o = s - self.n_in
                         v = self._eval(spec.outputs[o], env, load_input, index)

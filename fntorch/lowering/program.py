@@ -36,6 +36,7 @@ from ..fx.core import Tensor
 from ..fx.graph import Literal, Var
 from .control import control_steps
 from .fusion import KernelStep, LibraryStep, Plan, TemplateStep
+from .kernels import stash_plan
 
 CONST, LAYOUT, DYN = 0, 1, 2  # slot kinds: value fixed / buffer fixed / per call
 
@@ -273,8 +274,8 @@ class _Builder:
 
     def _donor(self, idx, st: KernelStep, shape, dtype, is_row):
         """A donated input slot this kernel output may reuse, or None."""
-        if is_row or st.perm != tuple(range(len(st.perm))):
-            return None
+        if is_row or st.perm != tuple(range(len(st.perm))) or stash_plan(st.spec):
+            return None  # a stashing row kernel writes outputs before its last read
         for i in sorted(self.donated):
             v = self.graph.invars[i]
             if v.aval.shape != shape or np.dtype(v.aval.dtype) != dtype:

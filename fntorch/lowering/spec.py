@@ -20,9 +20,10 @@ Kinds:
   ``reduce_max``, ``reduce_min``, ``reduce_prod``, ``reduce_and``, ``reduce_or``,
   ``argmax``, ``argmin``) reduce their operand over a row and give a per-row value
   usable by later ops (broadcast along the row). The compiled kernel makes one pass over
-  each row per reduction, in order, recomputing the elementwise ops it needs (softmax:
-  max, sum of exp, then the normalized write: three passes, one kernel), then a last
-  pass writing full-shape outputs. Per-row outputs have shape ``sizes[:rank - k]``.
+  each row per reduction, in order, recomputing the cheap elementwise ops it needs
+  (softmax: max, sum of exp, then the normalized write: three passes, one kernel), then
+  a last pass writing full-shape outputs. Expensive values needed by two passes (the
+  exp) are kept in an output's buffer between them (``kernels.stash_plan``). Per-row outputs have shape ``sizes[:rank - k]``.
 
 Op arguments are references: ``("in", i)`` the i-th input at the current index,
 ``("op", j)`` the result of op j, ``("lit", value)`` a scalar constant of the op's

@@ -177,6 +177,22 @@ def test_donation_skipped_while_someone_else_sees_the_buffer():
     close(out, 1.0)
 
 
+def test_no_donation_to_a_kernel_that_writes_before_its_last_read():
+    # The softmax kernel stashes exp(x - max) in its output during the sum pass; with the
+    # output in x's buffer, a last pass reading x would see exp values instead.
+    def f(x):
+        z = ft.exp(x - ft.max(x, axis=-1, keepdims=True))
+        return z / ft.sum(z, axis=-1, keepdims=True) + x
+
+    x0 = np.random.default_rng(0).standard_normal((16, 33)).astype(np.float32)
+    want = f(ft.asarray(x0))
+    x = ft.asarray(x0.copy())
+    buf_id = id(x._value)
+    out = jit(f, donate_argnums=0)(x)
+    assert id(out._value) != buf_id
+    close(out, want)
+
+
 # ---------------------------------------------------------- pytrees and kwargs
 
 

@@ -342,6 +342,51 @@ def test_layernorm_row_kernel_with_row_outputs():
             np.testing.assert_allclose(g, wv, rtol=2e-5, atol=2e-6)
 
 
+def test_stash_plan_keeps_only_expensive_values_needed_twice():
+    assert K.stash_plan(_softmax_spec()) == {2: (0, 1)}  # exp, in output 0, from pass 1
+    assert K.stash_plan(_layernorm_spec(8)) == {}  # x - mean is cheaper to recompute
+    assert K.stash_plan(_softmax_spec(F16)) == {2: (0, 1)}
+
+
+def _two_sums_spec():
+    """z = tanh(x) * 2; out0 = z * sum(z) + sum(z * x); out1 = z > 0 (bool); out2 = z."""
+    return KernelSpec(
+        2,
+        1,
+        (F32,),
+        (
+            KOp("tanh", (("in", 0),), (), F32),  # 0
+            KOp("mul", (("op", 0), ("lit", np.float32(2))), (), F32),  # 1 z
+            KOp("reduce_sum", (("op", 1),), (("axes", (1,)),), F32),  # 2
+            KOp("mul", (("op", 1), ("in", 0)), (), F32),  # 3
+            KOp("reduce_sum", (("op", 3),), (("axes", (1,)),), F32),  # 4
+            KOp("mul", (("op", 1), ("op", 2)), (), F32),  # 5
+            KOp("add", (("op", 5), ("op", 4)), (), F32),  # 6
+            KOp("gt", (("op", 1), ("lit", np.float32(0))), (), BOOL),  # 7
+        ),
+        (("op", 7), ("op", 6), ("op", 1)),
+        (False, False, False),
+    )
+
+
+def test_stashed_values_are_reused_by_every_later_pass():
+    spec = _two_sums_spec()
+    # z, the outermost expensive value, goes to the first float32 output, from pass 0;
+    # pass 1 (the second sum) and the write pass load it back.
+    assert K.stash_plan(spec) == {1: (1, 0)}
+    kern = K.compile_kernel(spec)
+    rng = np.random.default_rng(5)
+    for shape in [(6, 40), (3, 1), (4, 0), (0, 3), (700, 1000)]:  # the last splits
+        x = rng.standard_normal(shape).astype(F32)
+        got = [np.empty(shape, BOOL), np.empty(shape, F32), np.empty(shape, F32)]
+        want = [np.empty(shape, BOOL), np.empty(shape, F32), np.empty(shape, F32)]
+        kern([x], got, check=True)
+        run_spec(spec, [x], want)
+        np.testing.assert_array_equal(got[0], want[0])
+        for g, w in zip(got[1:], want[1:]):
+            np.testing.assert_allclose(g, w, rtol=3e-6, atol=1e-3 * shape[-1] * 1e-4)
+
+
 @pytest.mark.parametrize("dtype", [F32, F64, I32, U8, BOOL, F16], ids=str)
 def test_reductions_nan_first_index_and_empty_rows(dtype):
     prims = ["reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "argmax", "argmin"]
