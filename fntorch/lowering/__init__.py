@@ -2,7 +2,8 @@
 
 ``compile_graph(graph)`` is what ``ft.jit`` runs on a cache miss:
 
-1. ``passes.run_passes``: algebraic cleanups, constant folding, CSE, DCE;
+1. ``passes.run_passes``: outer products as multiplies, algebraic cleanups, constant
+   folding, CSE, DCE;
 2. ``fusion.partition``: kernel groups (elementwise chains and row reductions, with
    index arithmetic on their inputs) and library steps;
 3. ``program.build_program``: the steps as closures over preallocated buffers, each

@@ -224,7 +224,67 @@ def dce(graph: Graph) -> Graph:
     return Graph(list(graph.invars), list(graph.outvars), kept, cv, cs)
 
 
+def outer_products(graph: Graph) -> Graph:
+    """Rewrites each ``dot_general`` whose contracting dims all have size 1 (an outer
+    product: per-example weight gradients) as a broadcast multiply.
+
+    BLAS gains nothing from a contraction of size 1, and numpy's batched matmul runs it
+    through a slow loop; as ``mul`` of two broadcast views it fuses with its operands'
+    elementwise work and streams through a threaded kernel. ``a * b`` is exactly the
+    one-term dot product, so the graph's meaning is unchanged.
+
+    >>> import fntorch as ft
+    >>> g = ft.make_graph(lambda a, b: a[:, None] @ b[None, :])(ft.ones(3), ft.ones(4))
+    >>> [e.primitive.name for e in outer_products(g).eqns][2:]
+    ['squeeze', 'broadcast_in_dim', 'squeeze', 'broadcast_in_dim', 'mul']
+    """
+    from ..ops._prims_elementwise import mul_p
+    from ..ops._prims_structural import broadcast_in_dim_p, squeeze_p, transpose_p
+
+    eqns: list = []
+
+    def emit(prim, x, **params):
+        v = Var(prim.abstract_eval(x.aval, **params))
+        eqns.append(Eqn(prim, [x], [v], params))
+        return v
+
+    def operand(x, contract, batch, out_dims, shape):
+        """``x`` without its contracting dims, batch dims first, broadcast to ``shape``."""
+        if contract:
+            x = emit(squeeze_p, x, dimensions=tuple(contract))
+        kept = [d for d in range(len(x.aval.shape) + len(contract)) if d not in contract]
+        free = [d for d in kept if d not in batch]
+        order = [kept.index(d) for d in (*batch, *free)]
+        if order != sorted(order):
+            x = emit(transpose_p, x, permutation=tuple(order))
+        return emit(broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=tuple(out_dims))
+
+    changed = False
+    for e in graph.eqns:
+        lhs, rhs = e.inputs if e.primitive.name == "dot_general" else (None, None)
+        if lhs is None or isinstance(lhs, Literal) or isinstance(rhs, Literal):
+            eqns.append(e)
+            continue
+        (lc, rc), (lb, rb) = e.params["dimension_numbers"]
+        out = e.outputs[0]
+        dtypes = {np.dtype(v.aval.dtype) for v in (lhs, rhs, out)}
+        if any(lhs.aval.shape[d] != 1 for d in lc) or len(dtypes) != 1:
+            eqns.append(e)
+            continue
+        shape = tuple(out.aval.shape)
+        nb, nl = len(lb), len(lhs.aval.shape) - len(lb) - len(lc)
+        a = operand(lhs, lc, lb, range(nb + nl), shape)
+        b = operand(rhs, rc, rb, [*range(nb), *range(nb + nl, len(shape))], shape)
+        eqns.append(Eqn(mul_p, [a, b], [out], {}))
+        changed = True
+    if not changed:
+        return graph
+    return Graph(list(graph.invars), list(graph.outvars), eqns, graph.constvars, graph.consts)
+
+
 def run_passes(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
-    """The pass pipeline ``jit`` runs: ``simplify`` (cleanups, folding, CSE, DCE) twice,
-    since folding and aliasing expose new common subexpressions."""
+    """The pass pipeline ``jit`` runs: outer products as multiplies, then ``simplify``
+    (cleanups, folding, CSE, DCE) twice, since folding and aliasing expose new common
+    subexpressions."""
+    graph = outer_products(graph)
     return simplify(simplify(graph, fold_limit=fold_limit), fold_limit=fold_limit)

@@ -369,9 +369,8 @@ class _Builder:
         out = e.outputs[0]
         if self.kind[a] == CONST and self.kind[bb] == CONST:
             return False
-        # A contraction of size 1 is an outer product (per-example weight gradients):
-        # numpy's matmul runs it through a slow loop, a broadcast multiply streams it.
-        op = np.multiply if k == 1 else np.matmul
+        # (Contractions of size 1 never get here: passes.outer_products made them mul.)
+        op = np.matmul
         if out.id in self.escapes:
             slot = self.new_slot(DYN)
             self.steps.append(_matmul_step(op, a, bb, slot, o_shape, dtype, fresh=True))

@@ -76,3 +76,45 @@ def test_passes_keep_values_bit_for_bit(vals):
     for a, b in zip(before, after):
         np.testing.assert_array_equal(a, b)
         assert np.array_equal(np.signbit(a), np.signbit(b))
+
+
+def _names(g):
+    return [e.primitive.name for e in g.eqns]
+
+
+def test_outer_products_become_broadcast_multiplies():
+    from fntorch.ops._prims_linalg import dot_general
+
+    rng = np.random.default_rng(0)
+    cases = [  # (lhs shape, rhs shape, dimension_numbers)
+        ((3, 1), (1, 4), (((1,), (0,)), ((), ()))),
+        ((5, 3, 1), (5, 1, 4), (((2,), (1,)), ((0,), (0,)))),
+        ((1, 3, 5), (4, 5, 1), (((0,), (2,)), ((2,), (1,)))),  # batch last, free dims first
+        ((3, 2), (4,), (((), ()), ((), ()))),  # no contraction at all: an outer product too
+        ((2, 3, 1, 6), (1, 6, 2, 5), (((2,), (0,)), ((0, 3), (2, 1)))),
+    ]
+    for ls, rs, dn in cases:
+        a = ft.asarray(rng.standard_normal(ls).astype(np.float32))
+        b = ft.asarray(rng.standard_normal(rs).astype(np.float32))
+
+        def f(a, b, dn=dn):
+            return dot_general(a, b, dn)
+
+        g = ft.make_graph(f)(a, b)
+        out = run_passes(g)
+        assert "dot_general" not in _names(out) and "mul" in _names(out), (dn, _names(out))
+        want = f(a, b).numpy()
+        np.testing.assert_array_equal(eval_graph(out, a, b)[0].numpy(), want)
+        np.testing.assert_array_equal(ft.jit(f)(a, b).numpy(), want)
+
+
+def test_real_contractions_and_mixed_dtypes_stay_dot_general():
+    from fntorch.ops._prims_linalg import dot_general
+
+    a = ft.ones((3, 2))
+    g = ft.make_graph(lambda a, b: dot_general(a, b, (((1,), (0,)), ((), ()))))(a, ft.ones((2, 4)))
+    assert "dot_general" in _names(run_passes(g))
+    g = ft.make_graph(
+        lambda a, b: dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type="float64")
+    )(ft.ones((3, 1)), ft.ones((1, 4)))
+    assert "dot_general" in _names(run_passes(g))
