@@ -69,6 +69,8 @@ FUNCTION_NAME = "fntorch_kernel"
 # W5 MLP step 6% and the W8 scan RNN 9% faster (medians, interleaved A/B), and large
 # kernels (W2-W4: 4M elements) still split across the cores.
 PARALLEL_THRESHOLD = 1 << 19
+# A large call is cut into this many chunks per thread (see Kernel._large).
+CHUNKS_PER_THREAD = 4
 
 
 # ------------------------------------------------------------------------- errors
@@ -865,12 +867,22 @@ class Kernel:
             return
         if release(id(arrays), 0, 0):  # an empty range: only the variant check runs
             release = self._switch(arrays)[1]
-        bounds = [outer * i // parts for i in range(parts + 1)]
+        # Chunks claimed from a shared iterator (atomic under the GIL) rather than one
+        # fixed part per thread: on a shared machine one core often runs late (a worker
+        # woken from sleep, a neighbour's thread on its core), and a fixed split makes
+        # the whole call wait for it; with chunks the other thread takes up the slack.
+        n = min(outer, parts * CHUNKS_PER_THREAD)
+        bounds = [outer * i // n for i in range(n + 1)]
+        chunks = iter(range(n))
+        key = id(arrays)
+
+        def work():
+            for c in chunks:
+                release(key, bounds[c], bounds[c + 1])
+
         pool = _pool(parts - 1)
-        futures = [
-            pool.submit(release, id(arrays), bounds[i], bounds[i + 1]) for i in range(1, parts)
-        ]
-        release(id(arrays), bounds[0], bounds[1])  # the caller's thread takes a part
+        futures = [pool.submit(work) for _ in range(parts - 1)]
+        work()  # the caller's thread takes chunks too
         for f in futures:
             f.result()
 
