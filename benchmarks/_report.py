@@ -131,6 +131,8 @@ GOALS = (
     ("W5", "jit", None, 1.1),
     ("W6", "jit", None, 1.1),
     ("W7", "jit", ("jax",), 2.0),
+    ("W8", "jit", None, 1.1),  # issue #4: within 1.1x of the fastest
+    ("W8", "jit", ("jax",), 1.1),  # issue #5: within 1.1x of jax.jit(lax.scan)
     ("W9", "eager", ("numpy",), 1.1),
 )
 

@@ -47,22 +47,38 @@ def _while_step(params, backend):
 
 
 def _scan_step(params, backend):
-    g = params["body"]
-    body = compile_subgraph(g, backend)
+    from .accumulators import split_accumulators
+    from .passes import run_passes
+
     nc, nk, n = params["num_consts"], params["num_carry"], params["length"]
+    g = run_passes(params["body"])
+    n_ys = len(g.outvars) - nk
+    split = split_accumulators(g, nc, nk) if n > 1 else None
+    accs, kept = [], list(range(nk))
+    if split is not None:
+        g, accs, kept = split
+    body = compile_subgraph(g, backend)
+    nk_body = len(kept)
     order = range(n - 1, -1, -1) if params["reverse"] else range(n)
-    y_avals = [(a.shape, np.dtype(a.dtype)) for a in g.out_avals[nk:]]
+    y_avals = [(a.shape, np.dtype(a.dtype)) for a in g.out_avals[nk_body:]]
 
     def run(*args):
-        consts, carry = args[:nc], list(args[nc : nc + nk])
+        consts, carry = args[:nc], [args[nc + c] for c in kept]
         xs = args[nc + nk :]
         ys = [np.empty((n, *s), d) for s, d in y_avals]  # handed to the caller: fresh
         for i in order:
             outs = body(*consts, *carry, *[x[i, ...] for x in xs])
-            carry = outs[:nk]
-            for buf, y in zip(ys, outs[nk:]):
+            carry = outs[:nk_body]
+            for buf, y in zip(ys, outs[nk_body:]):
                 buf[i] = y
-        return [np.asarray(c) for c in carry] + ys
+        final = [None] * nk
+        for c, v in zip(kept, carry):
+            final[c] = np.asarray(v)
+        extra = ys[n_ys:]
+        for a in accs:
+            stacked = [xs[i] if kind == "xs" else extra[i] for kind, i in a.operands]
+            final[a.carry] = a.finish(np.asarray(args[nc + a.carry]), stacked)
+        return final + ys[:n_ys]
 
     return run
 

@@ -172,6 +172,27 @@ def _kind(e: Eqn, kernel_names) -> str:
     return "kernel"
 
 
+def is_column_sum(e: Eqn) -> bool:
+    """A float ``reduce_sum`` over leading axes, the rest at least 8 wide (bias gradients).
+
+    A row kernel would read such a sum's rows down strided columns, one element per
+    vector; BLAS's gemv (``ones @ x``, in the program) streams the rows instead: measured
+    6 us against 650 us for (128, 512), 2 against 43 for (32, 256).
+    """
+    if e.primitive.name != "reduce_sum":
+        return False
+    x = e.inputs[0]
+    axes, shape = tuple(e.params["axes"]), tuple(x.aval.shape)
+    k = len(axes)
+    return (
+        np.dtype(x.aval.dtype) in (np.dtype(np.float32), np.dtype(np.float64))
+        and 0 < k < len(shape)
+        and axes == tuple(range(k))
+        and int(np.prod(shape[:k])) >= 2
+        and int(np.prod(shape[k:])) >= 8
+    )
+
+
 def _apply_chain(form: tuple, shape: tuple, chain: list):
     """The *form* of a per-row value after index equations: per dim of the result, the
     row dim it follows (None: constant along it). None when the chain is not a pure
@@ -402,6 +423,10 @@ class _Partitioner:
         axes = tuple(e.params["axes"])
         shape = tuple(x.aval.shape)
         r, ch = self.chain(x)
+        if not ch and is_column_sum(e):
+            self.seal_inputs(e)
+            self.steps.append(LibraryStep(e))
+            return
         g = self.group_of.get(r.id) if isinstance(r, Var) else None
         if (
             g is not None

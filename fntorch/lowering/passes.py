@@ -282,9 +282,56 @@ def outer_products(graph: Graph) -> Graph:
     return Graph(list(graph.invars), list(graph.outvars), eqns, graph.constvars, graph.consts)
 
 
+def transposed_dots(graph: Graph) -> Graph:
+    """Rewrites ``transpose(dot_general(a, b))`` that swaps the two free-dim blocks as
+    ``dot_general(b, a)``, when nothing else reads the first product.
+
+    Reverse mode makes these (a weight gradient ``(x.T @ g).T``): computed as written,
+    the product is a matmul and every later reader walks it down strided columns (a
+    gradient accumulation ``acc + k.T`` in a scan body took 110 us where a contiguous
+    add takes 10). Swapping the operands gives the transposed product directly, the
+    same numbers (each entry is the same dot product).
+
+    >>> import fntorch as ft
+    >>> g = ft.make_graph(lambda a, b: (a @ b).T)(ft.ones((2, 3)), ft.ones((3, 4)))
+    >>> [e.primitive.name for e in transposed_dots(g).eqns]
+    ['dot_general']
+    """
+    uses: dict[int, int] = {}
+    for e in graph.eqns:
+        for v in e.inputs:
+            if isinstance(v, Var):
+                uses[v.id] = uses.get(v.id, 0) + 1
+    for v in graph.outvars:
+        if isinstance(v, Var):
+            uses[v.id] = uses.get(v.id, 0) + 1
+    dots = {e.outputs[0].id: e for e in graph.eqns if e.primitive.name == "dot_general"}
+    swapped: dict[int, Eqn] = {}  # id of a transpose's output -> its replacement
+    for e in graph.eqns:
+        src = e.inputs[0] if e.primitive.name == "transpose" else None
+        d = dots.get(src.id) if isinstance(src, Var) else None
+        if d is None or uses[src.id] != 1:
+            continue
+        lhs, rhs = d.inputs
+        (lc, rc), (lb, rb) = d.params["dimension_numbers"]
+        nb = len(lb)
+        nl = len(lhs.aval.shape) - nb - len(lc)
+        nr = len(rhs.aval.shape) - nb - len(rc)
+        want = (*range(nb), *range(nb + nl, nb + nl + nr), *range(nb, nb + nl))
+        if tuple(e.params["permutation"]) != want or nl == 0 or nr == 0:
+            continue
+        params = {**d.params, "dimension_numbers": ((rc, lc), (rb, lb))}
+        swapped[e.outputs[0].id] = Eqn(d.primitive, [rhs, lhs], list(e.outputs), params)
+    if not swapped:
+        return graph
+    dropped = {id(dots[e.inputs[0].id]) for e in graph.eqns if e.outputs[0].id in swapped}
+    eqns = [swapped.get(e.outputs[0].id, e) for e in graph.eqns if id(e) not in dropped]
+    return Graph(list(graph.invars), list(graph.outvars), eqns, graph.constvars, graph.consts)
+
+
 def run_passes(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
-    """The pass pipeline ``jit`` runs: outer products as multiplies, then ``simplify``
-    (cleanups, folding, CSE, DCE) twice, since folding and aliasing expose new common
-    subexpressions."""
-    graph = outer_products(graph)
+    """The pass pipeline ``jit`` runs: outer products as multiplies, transposed products
+    as swapped ones, then ``simplify`` (cleanups, folding, CSE, DCE) twice, since
+    folding and aliasing expose new common subexpressions."""
+    graph = transposed_dots(outer_products(graph))
     return simplify(simplify(graph, fold_limit=fold_limit), fold_limit=fold_limit)

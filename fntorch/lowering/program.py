@@ -35,7 +35,7 @@ from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from ..fx.graph import Literal, Var
 from .control import control_steps
-from .fusion import KernelStep, LibraryStep, Plan, TemplateStep
+from .fusion import KernelStep, LibraryStep, Plan, TemplateStep, is_column_sum
 from .kernels import stash_plan
 
 CONST, LAYOUT, DYN = 0, 1, 2  # slot kinds: value fixed / buffer fixed / per call
@@ -297,6 +297,8 @@ class _Builder:
         e = st.eqn
         if e.primitive.name == "dot_general" and self._matmul(e):
             return
+        if is_column_sum(e) and self._column_sum(e):
+            return
         if isinstance(st, TemplateStep) and self._template(st):
             return
         ins = [self.value(u) for u in e.inputs]
@@ -370,16 +372,33 @@ class _Builder:
         if self.kind[a] == CONST and self.kind[bb] == CONST:
             return False
         # (Contractions of size 1 never get here: passes.outer_products made them mul.)
-        op = np.matmul
+        self._blas(a, bb, out, o_shape, dtype)
+        return True
+
+    def _column_sum(self, e) -> bool:
+        """``reduce_sum`` over leading axes as ``ones @ x`` (BLAS gemv, see
+        ``fusion.is_column_sum``) into a preallocated or fresh buffer."""
+        (x,), out = e.inputs, e.outputs[0]
+        k = len(e.params["axes"])
+        shape, dtype = x.aval.shape, np.dtype(x.aval.dtype)
+        rows = int(np.prod(shape[:k]))
+        xs = self.unary_view(partial(np.reshape, shape=(rows, -1)), self.value(x))
+        if self.kind[xs] == CONST:
+            return False
+        ones = self.const_slot(np.ones(rows, dtype))
+        self._blas(ones, xs, out, (int(np.prod(shape[k:])),), dtype)
+        return True
+
+    def _blas(self, a, b, out, o_shape, dtype):
+        """``out = a @ b`` (slots) through numpy's matmul, seen as ``out``'s shape."""
         if out.id in self.escapes:
             slot = self.new_slot(DYN)
-            self.steps.append(_matmul_step(op, a, bb, slot, o_shape, dtype, fresh=True))
+            self.steps.append(_matmul_step(np.matmul, a, b, slot, o_shape, dtype, fresh=True))
         else:
             slot = self.new_slot(LAYOUT, np.empty(o_shape, dtype))
             self.setup.append(partial(_alloc, slot, o_shape, dtype))
-            self.steps.append(_matmul_step(op, a, bb, slot, o_shape, dtype, fresh=False))
+            self.steps.append(_matmul_step(np.matmul, a, b, slot, o_shape, dtype, fresh=False))
         self.slot[out.id] = self.unary_view(partial(np.reshape, shape=out.aval.shape), slot)
-        return True
 
     def build(self) -> Program:
         for idx, st in enumerate(self.plan.steps):

@@ -140,3 +140,26 @@ def test_every_primitive_has_a_lowering_rule():
     missing = sorted(n for n, p in all_primitives().items() if p not in lowering_table)
     assert not missing, f"primitives without a lowering rule: {missing}"
     assert set(lowering_table.values()) <= {"kernel", "index", "library"}
+
+
+def test_sums_over_leading_axes_are_blas_column_sums():
+    def f(x, w):
+        d = x * w
+        return d, ft.sum(d, axis=0), ft.sum(x, axis=(0, 1)), ft.sum(x[:, :2], axis=0)
+
+    rng = np.random.default_rng(0)
+    x = ft.asarray(rng.standard_normal((6, 5, 16)).astype(np.float32))
+    w = ft.asarray(rng.standard_normal(16).astype(np.float32))
+    plan = partition(run_passes(ft.make_graph(f)(x, w)))
+    # The two leading-axis sums of buffers are library steps; the last reads a slice
+    # view (its rows are not one block) and stays a row kernel.
+    assert plan.summary().count("library reduce_sum") == 2, plan.summary()
+    for got, want in zip(ft.jit(f)(x, w), f(x, w)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+    # Narrow rows, integers and last-axis sums stay in kernels.
+    for g, x in [
+        (lambda x: ft.sum(x, axis=0), ft.ones((4, 3))),
+        (lambda x: ft.sum(x, axis=0), ft.ones((4, 16), dtype=ft.int32)),
+        (lambda x: ft.sum(x, axis=-1), ft.ones((4, 16))),
+    ]:
+        assert "library" not in partition(run_passes(ft.make_graph(g)(x))).summary()

@@ -118,3 +118,37 @@ def test_real_contractions_and_mixed_dtypes_stay_dot_general():
         lambda a, b: dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type="float64")
     )(ft.ones((3, 1)), ft.ones((1, 4)))
     assert "dot_general" in _names(run_passes(g))
+
+
+def test_transposed_products_swap_their_operands():
+    from fntorch.lowering.passes import transposed_dots
+    from fntorch.ops._prims_linalg import dot_general
+
+    rng = np.random.default_rng(1)
+    a = ft.asarray(rng.standard_normal((5, 2, 3)).astype(np.float32))
+    b = ft.asarray(rng.standard_normal((5, 3, 4)).astype(np.float32))
+    batched = (((2,), (1,)), ((0,), (0,)))
+
+    def f(a, b):  # a batched product with its free blocks swapped, and a 2-d one
+        return ft.permute_dims(dot_general(a, b, batched), (0, 2, 1)), (a[0] @ b[0]).T
+
+    g = ft.make_graph(f)(a, b)
+    out = transposed_dots(g)
+    assert "transpose" not in _names(out) and _names(out).count("dot_general") == 2
+    for got, want in zip(eval_graph(out, a, b), f(a, b)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    for got, want in zip(ft.jit(f)(a, b), f(a, b)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_transposed_products_kept_when_the_product_is_read_elsewhere():
+    from fntorch.lowering.passes import transposed_dots
+
+    def f(a, b):
+        p = a @ b
+        return p.T, p + 1.0
+
+    g = ft.make_graph(f)(ft.ones((2, 3)), ft.ones((3, 4)))
+    assert _names(transposed_dots(g)) == _names(g)
+    g = ft.make_graph(lambda a: ft.permute_dims(a @ a, (1, 0)) * 2)(ft.ones((3, 3)))
+    assert "transpose" not in _names(transposed_dots(g))
