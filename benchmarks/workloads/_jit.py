@@ -35,7 +35,8 @@ def fntorch_jit_thunk(jitted, *args):
         hits = after.get("disk_hits", 0) - before.get("disk_hits", 0)
         built = after.get("compiles", 0) - before.get("compiles", 0)
         return (
-            f"trace {e.trace_s * 1e3:.0f} ms + compile {e.compile_s * 1e3:.0f} ms; "
+            f"trace {e.trace_s * 1e3:.0f} ms + build {e.compile_s * 1e3:.0f} ms + run "
+            f"{e.first_run_s * 1e3:.0f} ms (kernels load or compile on first use); "
             f"{kernels} kernels + {library} library calls; disk cache {hits} hits, "
             f"{built} built"
         )

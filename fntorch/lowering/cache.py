@@ -168,33 +168,38 @@ def _write(dig: bytes, payload: bytes) -> None:
         pass  # a read-only or full disk only costs the next process a compile
 
 
-def load_or_build(key: str, build):
-    """The loaded object code of ``key``: from memory, disk, or ``build() -> bytes``.
+def symbol(dig: bytes) -> str:
+    """The name of the function compiled under digest ``dig`` (unique in the process's
+    one engine)."""
+    return f"fntorch_{dig.hex()[:32]}"
 
-    Returns a ``cpu.LoadedObject`` (shared by every caller of the same key).
-    """
+
+def load_or_build(key: str, build) -> int:
+    """The address of ``key``'s compiled function: from memory, disk, or ``build(name)
+    -> bytes`` (object code defining function ``name``)."""
     from . import cpu
 
     dig = digest(key)
-    obj = _objects.get(dig)
-    if obj is not None:
-        return obj
+    addr = _objects.get(dig)
+    if addr is not None:
+        return addr
+    name = symbol(dig)
     payload = _read(dig)
     if payload is not None:
         try:
-            obj = cpu.LoadedObject(payload)
+            addr = cpu.load(payload, name)
         except Exception:  # checksummed but unloadable (another LLVM): rebuild
             stats["disk_rejected"] += 1
-            obj = None
-    if obj is None:
-        payload = build()
+            addr = None
+    if addr is None:
+        payload = build(name)
         stats["compiles"] += 1
-        obj = cpu.LoadedObject(payload)
+        addr = cpu.load(payload, name)
         _write(dig, payload)
-    _objects[dig] = obj
-    return obj
+    _objects[dig] = addr
+    return addr
 
 
 def clear_memory() -> None:
-    """Forgets the loaded objects of this process (kernels already made keep theirs)."""
+    """Forgets which keys this process has loaded (the next lookup goes to disk)."""
     _objects.clear()

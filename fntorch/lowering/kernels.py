@@ -285,11 +285,11 @@ def _out_dtype(spec: KernelSpec, o: int) -> np.dtype:
 class _Gen:
     """Emits one variant of one spec with a ``KernelBuilder``."""
 
-    def __init__(self, spec: KernelSpec, variant: str):
+    def __init__(self, spec: KernelSpec, variant: str, name: str = FUNCTION_NAME):
         from . import builder as B
         from .rules import lowering_rules, reduction_rules
 
-        self.B, self.spec, self.variant = B, spec, variant
+        self.B, self.spec, self.variant, self.name = B, spec, variant, name
         self.rules, self.reducers = lowering_rules, reduction_rules
         self.b = B.KernelBuilder()
         self.row_level = _row_level(spec)
@@ -480,7 +480,7 @@ class _Gen:
     def build(self):
         b, B, spec = self.b, self.B, self.spec
         n = self.n_in + self.n_out
-        arrays, lo, hi = b.function(FUNCTION_NAME, [B.PTR, B.i64, B.i64], ret=B.i32)
+        arrays, lo, hi = b.function(self.name, [B.PTR, B.i64, B.i64], ret=B.i32)
         items = _abi()[3]
         self.objs = [b.load(b.gep_const(arrays, items + 8 * i), B.PTR) for i in range(n)]
         self._arrays(self.objs)
@@ -782,7 +782,6 @@ class Kernel:
         self.spec = spec
         self.target = target
         self._fns: dict = {}  # variant -> (GIL-holding function, GIL-releasing function)
-        self._objects: dict = {}
         self._lock = threading.Lock()
         rank, k = spec.rank, spec.reduce_rank
         self._split_dims = rank - k if k else max(rank - 1, 1) if rank else 0
@@ -800,10 +799,11 @@ class Kernel:
     def _cache_key(self, variant: str) -> str:
         return f"{self.spec.key()}|variant={variant}|abi={_abi()}"
 
-    def module(self, variant: str | None = None):
-        """The xDSL module of ``variant`` (default: every input contiguous)."""
+    def module(self, variant: str | None = None, name: str = FUNCTION_NAME):
+        """The xDSL module of ``variant`` (default: every input contiguous), its function
+        called ``name``."""
         variant = variant or "c" * len(self.spec.input_dtypes)
-        return _Gen(self.spec, variant).build().module
+        return _Gen(self.spec, variant, name).build().module
 
     def _compile(self, variant: str):
         with self._lock:
@@ -811,20 +811,18 @@ class Kernel:
             if fns is not None:
                 return fns
 
-            def build() -> bytes:
+            def build(name: str) -> bytes:
                 from . import cpu
                 from .emit import emit_module
 
-                mod = self.module(variant)
+                mod = self.module(variant, name)
                 return cpu.compile_object(str(emit_module(mod)))
 
-            obj = _cache.load_or_build(self._cache_key(variant), build)
-            addr = obj.address(FUNCTION_NAME)
+            addr = _cache.load_or_build(self._cache_key(variant), build)
             sig = (ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
             # Small calls keep the GIL (releasing it costs more than they run); large ones
             # release it, so other Python threads and the pool's workers run meanwhile.
             fns = (ctypes.PYFUNCTYPE(*sig)(addr), ctypes.CFUNCTYPE(*sig)(addr))
-            self._objects[variant] = obj  # keeps the engine (and the code) alive
             self._fns[variant] = fns
             if self._hold is None:
                 self._hold, self._release = fns
@@ -840,6 +838,8 @@ class Kernel:
         if check:
             self._check(inputs, outputs)
         arrays = (*inputs, *outputs)
+        if self._hold is None:  # the first call compiles the variant it needs
+            self._switch(arrays)
         if arrays[self._src].size * self._passes < PARALLEL_THRESHOLD:
             # The compiled function checks its own variant and returns 1 on a mismatch.
             if self._hold(id(arrays), 0, -1):
@@ -922,8 +922,9 @@ _kernels: dict = {}
 def compile_kernel(spec: KernelSpec, target: str = "cpu") -> Kernel:
     """The compiled kernel of ``spec`` for ``target`` (memoized in memory and on disk).
 
-    The variant with every input contiguous is compiled now (so errors surface here);
-    others are compiled on their first call.
+    Each variant (the inputs' innermost strides: contiguous, broadcast or general) is
+    compiled by the first call that needs it, so a kernel only ever called with a
+    broadcast bias never compiles the all-contiguous variant.
 
     >>> import numpy as np
     >>> from fntorch.lowering.spec import KernelSpec, KOp
@@ -941,6 +942,5 @@ def compile_kernel(spec: KernelSpec, target: str = "cpu") -> Kernel:
         return k
     _cache.stats["memory_misses"] += 1
     k = Kernel(spec, target)
-    k._compile("c" * len(spec.input_dtypes))
     _kernels[key] = k
     return k

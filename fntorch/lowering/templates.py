@@ -93,11 +93,11 @@ class _TGen:
     _product = _Gen._product
     _offset = _Gen._offset
 
-    def __init__(self, spec):
+    def __init__(self, spec, name: str = FUNCTION_NAME):
         from . import builder as B
         from .rules import lowering_rules
 
-        self.B, self.spec, self.rules = B, spec, lowering_rules
+        self.B, self.spec, self.rules, self.name = B, spec, lowering_rules, name
         self.b = B.KernelBuilder()
 
     # ------------------------------------------------------------ prologue
@@ -105,7 +105,7 @@ class _TGen:
         """The exported function; loads data pointers, sizes and strides of the arrays
         (``ranks[i]`` dims each); returns ``(lo, hi)``."""
         b, B = self.b, self.B
-        arrays, lo, hi = b.function(FUNCTION_NAME, [B.PTR, B.i64, B.i64], ret=B.i32)
+        arrays, lo, hi = b.function(self.name, [B.PTR, B.i64, B.i64], ret=B.i32)
         off_data, off_dims, off_strides, items = _abi()
         objs = [b.load(b.gep_const(arrays, items + 8 * i), B.PTR) for i in range(len(ranks))]
         self.data = [b.load(b.gep_const(o, off_data), B.PTR) for o in objs]
@@ -413,21 +413,20 @@ class TemplateKernel:
         self.target = target
         key = f"{spec.key()}|abi={_abi()}"
 
-        def build() -> bytes:
+        def build(name: str) -> bytes:
             from . import cpu
             from .emit import emit_module
 
-            return cpu.compile_object(str(emit_module(self.module())))
+            return cpu.compile_object(str(emit_module(self.module(name))))
 
-        self._object = _cache.load_or_build(key, build)  # keeps the code alive
-        addr = self._object.address(FUNCTION_NAME)
+        addr = _cache.load_or_build(key, build)
         # Small calls keep the GIL (releasing it costs more than they run).
         self._hold = ctypes.PYFUNCTYPE(*_SIG)(addr)
         self._release = ctypes.CFUNCTYPE(*_SIG)(addr)
 
-    def module(self):
-        """The kernel's xDSL module (``llvm`` dialect)."""
-        return _TGen(self.spec).build().module
+    def module(self, name: str = FUNCTION_NAME):
+        """The kernel's xDSL module (``llvm`` dialect), its function called ``name``."""
+        return _TGen(self.spec, name).build().module
 
     def as_text(self) -> str:
         """The kernel's xDSL IR, as xDSL prints it."""

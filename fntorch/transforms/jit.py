@@ -168,6 +168,7 @@ class _Entry:
         "names",
         "trace_s",
         "compile_s",
+        "first_run_s",  # the first call's run: kernels compile their variants there
         "eager",
         "single",
     )
@@ -320,6 +321,10 @@ class JitFunction:
             self.stats["hits"] += 1
         except KeyError:
             entry = self._compile(key, args, kwargs, split)
+            t0 = time.perf_counter()
+            out = self._run(entry, bufs, leaves)
+            entry.first_run_s = time.perf_counter() - t0
+            return out
         return self._run(entry, bufs, leaves)
 
     def _run(self, entry, bufs, leaves):
@@ -370,6 +375,7 @@ class JitFunction:
             names=names,
             trace_s=t1 - t0,
             compile_s=time.perf_counter() - t1,
+            first_run_s=0.0,
             eager=eager,
             single=out_tree.is_leaf(),
         )

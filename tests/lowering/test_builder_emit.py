@@ -18,11 +18,12 @@ from fntorch.lowering.builder import (
     i64,
 )
 from fntorch.lowering.emit import emit_module
+from tests.lowering.engine import Loaded
 
 
 def _compile(b):
     b.module.verify()
-    return cpu.LoadedObject(cpu.compile_object(str(emit_module(b.module))))
+    return Loaded(cpu.compile_object(str(emit_module(b.module))))
 
 
 @pytest.fixture(scope="module")

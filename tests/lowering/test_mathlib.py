@@ -12,6 +12,7 @@ from fntorch.devices.cpu_elementwise import erf64, erf_inv64
 from fntorch.lowering import cpu, mathlib
 from fntorch.lowering.builder import PTR, KernelBuilder, f32, f64, i64
 from fntorch.lowering.emit import emit_module
+from tests.lowering.engine import Loaded
 
 
 def _expit(x):
@@ -95,7 +96,7 @@ def lib(request):
         b.loop(b.const(0, i64), args[-1], [], body)
         b.ret()
     b.module.verify()
-    loaded = cpu.LoadedObject(cpu.compile_object(str(emit_module(b.module))))
+    loaded = Loaded(cpu.compile_object(str(emit_module(b.module))))
     dtype = np.dtype(request.param)
 
     def call(name, *xs):
