@@ -148,8 +148,18 @@ def simplify(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
                 break
         return v
 
+    transposes: dict[int, tuple] = {}  # output id -> (operand, permutation)
     for e in graph.eqns:
         ins = [resolve(v) for v in e.inputs]
+        if e.primitive.name == "transpose" and isinstance(ins[0], Var) and ins[0].id in transposes:
+            # transpose(transpose(x, p1), p2) is transpose(x, p1[p2]): reverse mode makes
+            # these, and a pair that cancels leaves the product it wraps uncopied.
+            src, p1 = transposes[ins[0].id]
+            perm = tuple(p1[i] for i in e.params["permutation"])
+            e = Eqn(e.primitive, [src], list(e.outputs), {"permutation": perm})
+            ins = [src]
+        if e.primitive.name == "transpose" and isinstance(ins[0], Var):
+            transposes[e.outputs[0].id] = (ins[0], tuple(e.params["permutation"]))
         alias = algebraic_alias(e, ins) if not e.primitive.multiple_results else None
         if alias is not None:
             subst[e.outputs[0].id] = alias
@@ -330,8 +340,10 @@ def transposed_dots(graph: Graph) -> Graph:
 
 
 def run_passes(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
-    """The pass pipeline ``jit`` runs: outer products as multiplies, transposed products
-    as swapped ones, then ``simplify`` (cleanups, folding, CSE, DCE) twice, since
-    folding and aliasing expose new common subexpressions."""
-    graph = transposed_dots(outer_products(graph))
-    return simplify(simplify(graph, fold_limit=fold_limit), fold_limit=fold_limit)
+    """The pass pipeline ``jit`` runs: outer products as multiplies, ``simplify``
+    (cleanups, folding, CSE, DCE) twice, since folding and aliasing expose new common
+    subexpressions, then transposed products as swapped ones."""
+    graph = simplify(outer_products(graph), fold_limit=fold_limit)
+    graph = simplify(graph, fold_limit=fold_limit)
+    # Last: a product counts as read once only after CSE has merged repeated transposes.
+    return transposed_dots(graph)

@@ -152,3 +152,29 @@ def test_transposed_products_kept_when_the_product_is_read_elsewhere():
     assert _names(transposed_dots(g)) == _names(g)
     g = ft.make_graph(lambda a: ft.permute_dims(a @ a, (1, 0)) * 2)(ft.ones((3, 3)))
     assert "transpose" not in _names(transposed_dots(g))
+
+
+def test_transposes_of_transposes_compose_and_cancel():
+    def f(x):
+        y = ft.permute_dims(ft.permute_dims(x, (1, 2, 0)), (2, 0, 1))  # cancels
+        z = ft.permute_dims(ft.permute_dims(x, (1, 0, 2)), (0, 2, 1))  # composes
+        return y * 2.0, z
+
+    x = ft.asarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    g = simplify(ft.make_graph(f)(x))
+    assert sorted(_names(g)) == ["mul", "transpose"], _names(g)
+    (t,) = [e for e in g.eqns if e.primitive.name == "transpose"]
+    assert t.params["permutation"] == (1, 2, 0) and t.inputs[0] is g.invars[0]
+    for got, want in zip(eval_graph(g, x), f(x)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_reverse_mode_weight_gradients_need_no_transposes():
+    # grad of x @ w.T w.r.t. w is a product that reverse mode transposes twice.
+    def loss(w, x):
+        return ft.sum(ft.tanh(x @ w.T))
+
+    g = run_passes(ft.make_graph(ft.grad(loss))(ft.ones((5, 3)), ft.ones((4, 3))))
+    (last,) = [e for e in g.eqns if e.outputs[0] is g.outvars[0]]
+    assert last.primitive.name == "dot_general", g  # not a transpose of a product
+    assert _names(g).count("transpose") == 1  # only w.T's view in the forward pass
