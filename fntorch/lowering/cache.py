@@ -23,6 +23,7 @@ import hashlib
 import os
 import struct
 import tempfile
+import threading
 from pathlib import Path
 
 MAGIC = b"FNTKOBJ\x00"
@@ -41,6 +42,7 @@ stats = {
 """Counters (``memory_*`` are kept by ``kernels.compile_kernel``)."""
 
 _objects: dict = {}
+_stats_lock = threading.Lock()
 
 
 def cache_dir() -> Path:
@@ -141,13 +143,12 @@ def _read(dig: bytes) -> bytes | None:
     try:
         blob = path.read_bytes()
     except OSError:
-        stats["disk_misses"] += 1
+        with _stats_lock:
+            stats["disk_misses"] += 1
         return None
     payload = unpack(dig, blob)
-    if payload is None:
-        stats["disk_rejected"] += 1
-        return None
-    stats["disk_hits"] += 1
+    with _stats_lock:
+        stats["disk_rejected" if payload is None else "disk_hits"] += 1
     return payload
 
 
@@ -163,7 +164,8 @@ def _write(dig: bytes, payload: bytes) -> None:
         except BaseException:
             os.unlink(tmp)
             raise
-        stats["disk_writes"] += 1
+        with _stats_lock:
+            stats["disk_writes"] += 1
     except OSError:
         pass  # a read-only or full disk only costs the next process a compile
 
@@ -189,11 +191,13 @@ def load_or_build(key: str, build) -> int:
         try:
             addr = cpu.load(payload, name)
         except Exception:  # checksummed but unloadable (another LLVM): rebuild
-            stats["disk_rejected"] += 1
+            with _stats_lock:
+                stats["disk_rejected"] += 1
             addr = None
     if addr is None:
         payload = build(name)
-        stats["compiles"] += 1
+        with _stats_lock:  # programs compile on two threads
+            stats["compiles"] += 1
         addr = cpu.load(payload, name)
         _write(dig, payload)
     _objects[dig] = addr

@@ -55,7 +55,9 @@ def new_target_machine():
 def compile_object(ir_text: str) -> bytes:
     """Parses, verifies and O3-optimizes ``ir_text``; returns host object code."""
     _init()
-    mod = llvm.parse_assembly(ir_text)
+    # A context of its own: programs compile kernels on two threads at once, and LLVM's
+    # global context is not thread-safe.
+    mod = llvm.parse_assembly(ir_text, context=llvm.create_context())
     mod.verify()
     tm = new_target_machine()
     triple, _, _ = host()

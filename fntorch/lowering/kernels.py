@@ -828,6 +828,18 @@ class Kernel:
                 self._hold, self._release = fns
             return fns
 
+    def ready(self, variant: str) -> bool:
+        """Whether ``variant`` is compiled and loaded in this kernel."""
+        return variant in self._fns
+
+    def prepare(self, variant: str) -> None:
+        """Compiles (or loads from the caches) ``variant`` ahead of its first call, and
+        makes it the one tried first. Thread-safe: programs prepare kernels in parallel.
+        """
+        fns = self._compile(variant)
+        with self._lock:
+            self._hold, self._release = fns
+
     def as_text(self, variant: str | None = None) -> str:
         """The kernel's xDSL IR (``llvm`` dialect), as xDSL prints it."""
         return str(self.module(variant))

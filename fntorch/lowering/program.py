@@ -36,7 +36,7 @@ from ..fx.core import Tensor
 from ..fx.graph import Literal, Var
 from .control import control_steps
 from .fusion import KernelStep, LibraryStep, Plan, TemplateStep, is_column_sum
-from .kernels import stash_plan
+from .kernels import _variant_of, stash_plan
 
 CONST, LAYOUT, DYN = 0, 1, 2  # slot kinds: value fixed / buffer fixed / per call
 
@@ -144,6 +144,8 @@ class _Builder:
             self.kind.append(DYN)
             self.probe.append(None)
         self.donated = {i for i in donated if i < self.n_in}
+        self.layout: dict[int, np.ndarray] = {}  # DYN slot -> stand-in (see _layout_of)
+        self.prepare: list = []  # (kernel, variant) to compile before the first run
         self.escapes = self._escaping()
         self.last_use = self._last_uses()
         self.const_of = {v.id: c for v, c in zip(g.constvars, g.consts)}
@@ -212,7 +214,24 @@ class _Builder:
                 return out
         out = self.new_slot(DYN)
         self.steps.append(_unary_step(fn, src, out))
+        if src in self.layout:
+            try:
+                self.layout[out] = fn(self.layout[src])
+            except Exception:  # noqa: BLE001 - only a guess for precompiling; see _layout_of
+                pass
         return out
+
+    def _layout_of(self, slot: int, var):
+        """An array laid out as ``slot``'s buffer will be at run time (a zero buffer of
+        the same shape and strides), or None. A dynamic value of a graph var is taken to
+        be C-contiguous (inputs, library results and kernel outputs are); views of it
+        follow by applying the view to that stand-in. Only used to guess which variant
+        each kernel will need, so it can be compiled before the first run."""
+        if self.kind[slot] != DYN:
+            return self.probe[slot]
+        if slot not in self.layout and isinstance(var, Var) and self.slot.get(var.id) == slot:
+            self.layout[slot] = np.zeros(var.aval.shape, var.aval.dtype)  # pages untouched
+        return self.layout.get(slot)
 
     def value(self, v) -> int:
         """The slot of graph value ``v``, materializing views on first use."""
@@ -228,7 +247,9 @@ class _Builder:
             e = self.plan.views[v.id]
             fn = partial(cpu_impls[e.primitive], **e.params)
             if e.inputs:
-                s = self.unary_view(fn, self.value(e.inputs[0]))
+                src = self.value(e.inputs[0])
+                self._layout_of(src, e.inputs[0])
+                s = self.unary_view(fn, src)
             else:
                 s = self.const_slot(fn())
         else:
@@ -247,8 +268,12 @@ class _Builder:
         in_slots = []
         for u in st.inputs:
             src = self.value(u)
+            self._layout_of(src, u)
             same = not isinstance(u, Literal) and tuple(u.aval.shape) == shape and ident
             in_slots.append(src if same else self.unary_view(adapt, src))
+        layouts = [self._layout_of(s, None) for s in in_slots]
+        if hasattr(kern, "prepare") and all(a is not None for a in layouts):
+            self.prepare.append((kern, _variant_of(layouts, st.spec.rank)))
         it_shape, rows = st.iter_shape, st.rows
         out_slots, fresh = [], []
         for v, is_row in st.outputs:
@@ -406,10 +431,26 @@ class _Builder:
                 self.kernel(idx, st)
             else:
                 self.library(st)
+        _prepare_all(self.prepare)
         out_slots = [self.value(v) for v in self.graph.outvars]
         proto = [p if k == CONST else None for p, k in zip(self.probe, self.kind)][self.n_in :]
         # Setup steps index the full frame; the frame kept in the pool drops the inputs.
         return Program(self.n_in, proto, self.setup, self.steps, out_slots, self.kernels, self.plan)
+
+
+def _prepare_all(pairs) -> None:
+    """Compiles (or loads) each kernel's expected variant, two at a time: LLVM releases
+    the GIL, so one kernel's optimization runs while the next one's IR is built."""
+    todo = [(k, v) for k, v in dict.fromkeys(pairs) if not k.ready(v)]
+    if len(todo) < 2:
+        for k, v in todo:
+            k.prepare(v)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2, "fntorch-compile") as pool:
+        for f in [pool.submit(k.prepare, v) for k, v in todo]:
+            f.result()
 
 
 # --------------------------------------------------------------- step closures

@@ -152,3 +152,23 @@ def test_an_object_without_the_function_is_refused(fresh):
     obj = cpu.compile_object("define i32 @other() {\n  ret i32 1\n}\n")
     with pytest.raises(KeyError, match="no function 'fntorch_x'"):
         cpu.load(obj, "fntorch_x")
+
+
+def test_programs_compile_the_variants_their_first_run_needs(fresh):
+    import fntorch as ft
+
+    def f(x, b, w):
+        h = ft.tanh(x.T * b + 1.0)  # a transposed input and a broadcast one
+        return ft.sum(h * w, axis=-1), h @ w
+
+    rng = np.random.default_rng(0)
+    x = ft.asarray(rng.standard_normal((6, 4)).astype(F32))
+    b = ft.asarray(rng.standard_normal(6).astype(F32))
+    w = ft.asarray(rng.standard_normal(6).astype(F32))
+    g = ft.jit(f)
+    g.lower(x, b, w)  # builds the program: kernels are compiled here, two at a time
+    before = _counts()
+    got = g(x, b, w)
+    assert _delta(before)["compiles"] == 0  # the first run found every variant ready
+    for a, want in zip(got, f(x, b, w)):
+        np.testing.assert_allclose(a.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
