@@ -52,8 +52,11 @@ def new_target_machine():
     return target.create_target_machine(cpu=cpu, features=features, opt=3, codemodel="jitdefault")
 
 
-def compile_object(ir_text: str) -> bytes:
-    """Parses, verifies and O3-optimizes ``ir_text``; returns host object code."""
+def compile_object(ir_text: str, small: bool = False) -> bytes:
+    """Parses, verifies and O3-optimizes ``ir_text``; returns host object code.
+
+    ``small``: without loop unrolling and interleaving (code for short calls, see
+    ``kernels.SMALL_TUNING``)."""
     _init()
     # A context of its own: programs compile kernels on two threads at once, and LLVM's
     # global context is not thread-safe.
@@ -64,6 +67,9 @@ def compile_object(ir_text: str) -> bytes:
     mod.triple = triple
     mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    if small:
+        pto.loop_unrolling = False
+        pto.loop_interleaving = False
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
     return tm.emit_object(mod)

@@ -69,6 +69,11 @@ FUNCTION_NAME = "fntorch_kernel"
 # W5 MLP step 6% and the W8 scan RNN 9% faster (medians, interleaved A/B), and large
 # kernels (W2-W4: 4M elements) still split across the cores.
 PARALLEL_THRESHOLD = 1 << 19
+# Calls below the threshold run a variant compiled without loop unrolling and
+# interleaving: those multiply the code LLVM optimizes and emits (W5's kernels: 998 ms
+# of LLVM time with them, 407 ms without), and pay off only over long loops. Large calls
+# get the full O3 pipeline. Off: every variant gets the full pipeline.
+SMALL_TUNING = True
 # A large call is cut into this many chunks per thread (see Kernel._large).
 CHUNKS_PER_THREAD = 4
 
@@ -796,8 +801,9 @@ class Kernel:
         self._hold = self._release = None  # the variant used last
 
     # ----------------------------------------------------------- compiling
-    def _cache_key(self, variant: str) -> str:
-        return f"{self.spec.key()}|variant={variant}|abi={_abi()}"
+    def _cache_key(self, variant: str, small: bool = False) -> str:
+        tuning = "|small" if small and SMALL_TUNING else ""
+        return f"{self.spec.key()}|variant={variant}{tuning}|abi={_abi()}"
 
     def module(self, variant: str | None = None, name: str = FUNCTION_NAME):
         """The xDSL module of ``variant`` (default: every input contiguous), its function
@@ -805,9 +811,10 @@ class Kernel:
         variant = variant or "c" * len(self.spec.input_dtypes)
         return _Gen(self.spec, variant, name).build().module
 
-    def _compile(self, variant: str):
+    def _compile(self, variant: str, small: bool):
+        small = small and SMALL_TUNING
         with self._lock:
-            fns = self._fns.get(variant)
+            fns = self._fns.get((variant, small))
             if fns is not None:
                 return fns
 
@@ -816,29 +823,38 @@ class Kernel:
                 from .emit import emit_module
 
                 mod = self.module(variant, name)
-                return cpu.compile_object(str(emit_module(mod)))
+                return cpu.compile_object(str(emit_module(mod)), small=small)
 
-            addr = _cache.load_or_build(self._cache_key(variant), build)
+            addr = _cache.load_or_build(self._cache_key(variant, small), build)
             sig = (ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
             # Small calls keep the GIL (releasing it costs more than they run); large ones
             # release it, so other Python threads and the pool's workers run meanwhile.
             fns = (ctypes.PYFUNCTYPE(*sig)(addr), ctypes.CFUNCTYPE(*sig)(addr))
-            self._fns[variant] = fns
-            if self._hold is None:
-                self._hold, self._release = fns
+            self._fns[(variant, small)] = fns
             return fns
 
-    def ready(self, variant: str) -> bool:
-        """Whether ``variant`` is compiled and loaded in this kernel."""
-        return variant in self._fns
+    def expects(self, inputs) -> tuple[str, bool] | None:
+        """(variant, small) a call with ``inputs`` (arrays shaped as the iteration
+        space) will need; None when the inputs do not tell (no inputs)."""
+        if self._src >= len(self.spec.input_dtypes):
+            return None
+        small = inputs[self._src].size * self._passes < PARALLEL_THRESHOLD
+        return _variant_of(inputs, self.spec.rank), small
 
-    def prepare(self, variant: str) -> None:
-        """Compiles (or loads from the caches) ``variant`` ahead of its first call, and
-        makes it the one tried first. Thread-safe: programs prepare kernels in parallel.
-        """
-        fns = self._compile(variant)
+    def ready(self, variant: str, small: bool) -> bool:
+        """Whether ``variant`` (compiled for small or large calls) is loaded."""
+        return (variant, small and SMALL_TUNING) in self._fns
+
+    def prepare(self, variant: str, small: bool) -> None:
+        """Compiles (or loads from the caches) ``variant`` for small or large calls ahead
+        of its first call, and makes it the one tried first. Thread-safe: programs
+        prepare their kernels in parallel."""
+        hold, release = self._compile(variant, small)
         with self._lock:
-            self._hold, self._release = fns
+            if small:
+                self._hold = hold
+            else:
+                self._release = release
 
     def as_text(self, variant: str | None = None) -> str:
         """The kernel's xDSL IR (``llvm`` dialect), as xDSL prints it."""
@@ -850,35 +866,36 @@ class Kernel:
         if check:
             self._check(inputs, outputs)
         arrays = (*inputs, *outputs)
-        if self._hold is None:  # the first call compiles the variant it needs
-            self._switch(arrays)
         if arrays[self._src].size * self._passes < PARALLEL_THRESHOLD:
             # The compiled function checks its own variant and returns 1 on a mismatch.
-            if self._hold(id(arrays), 0, -1):
-                self._switch(arrays)[0](id(arrays), 0, -1)
+            hold = self._hold
+            if hold is None or hold(id(arrays), 0, -1):
+                self._switch(arrays, True)(id(arrays), 0, -1)
             return
         self._large(arrays)
 
-    def _switch(self, arrays):
-        """Compiles (or finds) the variant these arrays need and makes it the default."""
-        fns = self._fns.get(_variant_of(arrays[: len(self.spec.input_dtypes)], self.spec.rank))
-        if fns is None:
-            fns = self._compile(_variant_of(arrays[: len(self.spec.input_dtypes)], self.spec.rank))
-        self._hold, self._release = fns
-        return fns
+    def _switch(self, arrays, small: bool):
+        """Compiles (or finds) the variant these arrays need and makes it the one tried
+        first for small (GIL-holding) or large (GIL-releasing) calls."""
+        variant = _variant_of(arrays[: len(self.spec.input_dtypes)], self.spec.rank)
+        hold, release = self._compile(variant, small)
+        if small:
+            self._hold = hold
+            return hold
+        self._release = release
+        return release
 
     def _large(self, arrays) -> None:
         release = self._release
+        if release is None or release(id(arrays), 0, 0):  # an empty range: the check only
+            release = self._switch(arrays, False)
         threads = get_num_threads()
         shape = arrays[self._src].shape
         outer = math.prod(shape[: self._split_dims])
         parts = min(threads, outer)
         if parts < 2:
-            if release(id(arrays), 0, -1):
-                self._switch(arrays)[1](id(arrays), 0, -1)
+            release(id(arrays), 0, -1)
             return
-        if release(id(arrays), 0, 0):  # an empty range: only the variant check runs
-            release = self._switch(arrays)[1]
         # Chunks claimed from a shared iterator (atomic under the GIL) rather than one
         # fixed part per thread: on a shared machine one core often runs late (a worker
         # woken from sleep, a neighbour's thread on its core), and a fixed split makes

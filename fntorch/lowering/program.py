@@ -36,7 +36,7 @@ from ..fx.core import Tensor
 from ..fx.graph import Literal, Var
 from .control import control_steps
 from .fusion import KernelStep, LibraryStep, Plan, TemplateStep, is_column_sum
-from .kernels import _variant_of, stash_plan
+from .kernels import stash_plan
 
 CONST, LAYOUT, DYN = 0, 1, 2  # slot kinds: value fixed / buffer fixed / per call
 
@@ -145,7 +145,7 @@ class _Builder:
             self.probe.append(None)
         self.donated = {i for i in donated if i < self.n_in}
         self.layout: dict[int, np.ndarray] = {}  # DYN slot -> stand-in (see _layout_of)
-        self.prepare: list = []  # (kernel, variant) to compile before the first run
+        self.prepare: list = []  # (kernel, variant, small) to compile before the first run
         self.escapes = self._escaping()
         self.last_use = self._last_uses()
         self.const_of = {v.id: c for v, c in zip(g.constvars, g.consts)}
@@ -273,7 +273,9 @@ class _Builder:
             in_slots.append(src if same else self.unary_view(adapt, src))
         layouts = [self._layout_of(s, None) for s in in_slots]
         if hasattr(kern, "prepare") and all(a is not None for a in layouts):
-            self.prepare.append((kern, _variant_of(layouts, st.spec.rank)))
+            expected = kern.expects(layouts)
+            if expected is not None:
+                self.prepare.append((kern, *expected))
         it_shape, rows = st.iter_shape, st.rows
         out_slots, fresh = [], []
         for v, is_row in st.outputs:
@@ -441,15 +443,15 @@ class _Builder:
 def _prepare_all(pairs) -> None:
     """Compiles (or loads) each kernel's expected variant, two at a time: LLVM releases
     the GIL, so one kernel's optimization runs while the next one's IR is built."""
-    todo = [(k, v) for k, v in dict.fromkeys(pairs) if not k.ready(v)]
+    todo = [(k, v, small) for k, v, small in dict.fromkeys(pairs) if not k.ready(v, small)]
     if len(todo) < 2:
-        for k, v in todo:
-            k.prepare(v)
+        for k, v, small in todo:
+            k.prepare(v, small)
         return
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(2, "fntorch-compile") as pool:
-        for f in [pool.submit(k.prepare, v) for k, v in todo]:
+        for f in [pool.submit(k.prepare, v, small) for k, v, small in todo]:
             f.result()
 
 

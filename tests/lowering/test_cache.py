@@ -140,10 +140,10 @@ def test_one_engine_holds_every_kernel_under_its_own_name(fresh):
     assert all(n.startswith("fntorch_") for n in names)
     # The same object read again (another process's entry, a cleared memory level) is
     # not added twice: the address is the one already loaded.
-    dig = cache.digest(kerns[0]._cache_key("c"))
+    dig = cache.digest(kerns[0]._cache_key("c", True))
     addr = cpu.engine()._loaded[cache.symbol(dig)]
     cache.clear_memory()
-    assert cache.load_or_build(kerns[0]._cache_key("c"), None) == addr
+    assert cache.load_or_build(kerns[0]._cache_key("c", True), None) == addr
 
 
 def test_an_object_without_the_function_is_refused(fresh):

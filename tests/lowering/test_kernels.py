@@ -581,3 +581,16 @@ def test_importing_fntorch_does_not_import_xdsl():
         check=True,
     )
     assert out.stdout.strip() == "False"
+
+
+def test_small_and_large_calls_use_their_own_compiles(softmax):
+    rng = np.random.default_rng(3)
+    for shape in [(8, 40), (1024, 600)]:  # below and above PARALLEL_THRESHOLD
+        x = rng.standard_normal(shape).astype(F32)
+        got, want = np.empty(shape, F32), np.empty(shape, F32)
+        softmax([x], [got])
+        run_spec(softmax.spec, [x], [want])
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-30)
+    flavours = {small for _, small in softmax._fns}
+    assert flavours == ({True, False} if K.SMALL_TUNING else {False})
+    assert softmax._cache_key("c", True) != softmax._cache_key("c", False)
