@@ -2,13 +2,15 @@
 
 ``compile_graph(graph)`` is what ``ft.jit`` runs on a cache miss:
 
-1. ``passes.run_passes``: outer products as multiplies, algebraic cleanups, constant
-   folding, CSE, DCE;
+1. ``passes.run_passes``: outer products as multiplies, algebraic cleanups (with
+   transposes of transposes composed), constant folding, CSE, DCE, then transposed
+   products as swapped ones;
 2. ``fusion.partition``: kernel groups (elementwise chains and row reductions, with
    index arithmetic on their inputs) and library steps;
 3. ``program.build_program``: the steps as closures over preallocated buffers, each
    kernel compiled by the kernel compiler (``kernels.compile_kernel``; the numpy
-   interpreter of ``interpret.py`` while it is not importable).
+   interpreter of ``interpret.py`` while it is not importable), for the input layouts
+   its first run will have, two kernels at a time.
 
 Nothing here imports xDSL at import time.
 

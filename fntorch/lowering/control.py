@@ -4,6 +4,9 @@ Each sub-graph (branch, loop body, loop predicate) is compiled once, when the
 enclosing program is built, with the same machinery (passes, fusion, program); the
 step then runs the loop in Python over the compiled sub-programs, which keep their own
 preallocated intermediate buffers across iterations. The tracer is never re-entered.
+A scan's carries that only accumulate per-step products or sums (reverse mode's weight
+gradients) leave the loop and are summed by one contraction after it
+(``accumulators.py``).
 """
 
 from __future__ import annotations

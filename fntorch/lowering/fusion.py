@@ -15,7 +15,8 @@
   slice, rev, iota) are never steps: a kernel reads its inputs through numpy views
   (strides), so broadcasts and transposes on a group's inputs cost no copy.
 - **library steps**: every other primitive, in order (dot_general as one BLAS matmul,
-  the rest through their CPU impls). Gather, scatter*, scans and reduce_window whose
+  float sums over leading axes as a BLAS column sum, ``is_column_sum``, the rest
+  through their CPU impls). Gather, scatter*, scans and reduce_window whose
   dtypes a kernel template supports are ``TemplateStep``s (a library step that carries
   a ``spec_special`` spec: one compiled template kernel, ``templates.py``).
 
