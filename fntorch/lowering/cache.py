@@ -22,7 +22,6 @@ import functools
 import hashlib
 import os
 import struct
-import tempfile
 import threading
 from pathlib import Path
 
@@ -156,6 +155,8 @@ def _write(dig: bytes, payload: bytes) -> None:
     directory = cache_dir()
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        import tempfile  # only writers need it: 7 ms of a warm start's imports
+
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
         try:
             with os.fdopen(fd, "wb") as f:
