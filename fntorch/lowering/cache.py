@@ -91,6 +91,7 @@ def _versions() -> str:
         "mathlib.py",
         "rules.py",
         "kernels.py",
+        "codegen.py",
         "cpu.py",
         "spec.py",
         "cache.py",

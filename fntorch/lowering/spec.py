@@ -23,7 +23,7 @@ Kinds:
   each row per reduction, in order, recomputing the cheap elementwise ops it needs
   (softmax: max, sum of exp, then the normalized write: three passes, one kernel), then
   a last pass writing full-shape outputs. Expensive values needed by two passes (the
-  exp) are kept in an output's buffer between them (``kernels.stash_plan``). Per-row
+  exp) are kept in an output's buffer between them (``codegen.stash_plan``). Per-row
   outputs have shape ``sizes[:rank - k]``.
 
 Op arguments are references: ``("in", i)`` the i-th input at the current index,

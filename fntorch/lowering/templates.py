@@ -51,14 +51,8 @@ import threading
 import numpy as np
 
 from . import cache as _cache
-from .kernels import (
-    FUNCTION_NAME,
-    PARALLEL_THRESHOLD,
-    _abi,
-    _Gen,
-    _pool,
-    get_num_threads,
-)
+from .codegen import FUNCTION_NAME, _abi, _Gen
+from .kernels import PARALLEL_THRESHOLD, _pool, get_num_threads
 from .spec_special import GatherSpec, ScanSpec, ScatterSpec, WindowSpec
 
 

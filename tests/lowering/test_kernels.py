@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from fntorch.lowering import kernels as K
+from fntorch.lowering.codegen import stash_plan
 from fntorch.lowering.interpret import run_spec
 from fntorch.lowering.rules import KERNEL_PRIMITIVES
 from fntorch.lowering.spec import KernelSpec, KOp
@@ -343,9 +344,9 @@ def test_layernorm_row_kernel_with_row_outputs():
 
 
 def test_stash_plan_keeps_only_expensive_values_needed_twice():
-    assert K.stash_plan(_softmax_spec()) == {2: (0, 1)}  # exp, in output 0, from pass 1
-    assert K.stash_plan(_layernorm_spec(8)) == {}  # x - mean is cheaper to recompute
-    assert K.stash_plan(_softmax_spec(F16)) == {2: (0, 1)}
+    assert stash_plan(_softmax_spec()) == {2: (0, 1)}  # exp, in output 0, from pass 1
+    assert stash_plan(_layernorm_spec(8)) == {}  # x - mean is cheaper to recompute
+    assert stash_plan(_softmax_spec(F16)) == {2: (0, 1)}
 
 
 def _two_sums_spec():
@@ -373,7 +374,7 @@ def test_stashed_values_are_reused_by_every_later_pass():
     spec = _two_sums_spec()
     # z, the outermost expensive value, goes to the first float32 output, from pass 0;
     # pass 1 (the second sum) and the write pass load it back.
-    assert K.stash_plan(spec) == {1: (1, 0)}
+    assert stash_plan(spec) == {1: (1, 0)}
     kern = K.compile_kernel(spec)
     rng = np.random.default_rng(5)
     for shape in [(6, 40), (3, 1), (4, 0), (0, 3), (700, 1000)]:  # the last splits

@@ -1,0 +1,670 @@
+"""Code generation for fused kernels: a ``KernelSpec`` (and a variant) -> an xDSL module
+in the ``llvm`` dialect, built with ``builder.KernelBuilder``. ``kernels.py`` compiles,
+caches and calls what this builds; ``templates.py`` borrows its value helpers.
+
+The function's convention (the ``arrays`` tuple, ``[lo, hi)``, the return code) is
+described in ``kernels.py``; the struct offsets it reads are checked by ``_abi``.
+
+Templates (``spec.py`` defines the semantics, ``interpret.py`` is the oracle):
+
+- elementwise (``reduce_rank == 0``): the outer dims are one flattened range, the
+  innermost dim a loop LLVM vectorizes. Each input's innermost stride is specialized at
+  call time into a *variant* bit: ``c`` (contiguous: a plain ``p[j]``), ``b`` (stride 0:
+  loaded once per row) or ``g`` (general: ``p + j*stride``); the variant is part of the
+  cache key, so contiguous inputs need no run-time stride versioning and a broadcast
+  input is one load per row. Outputs are C-contiguous.
+- row (``reduce_rank == k``): per row, one pass over the row per reduction, in order,
+  recomputing the cheap elementwise ops it needs and reloading the expensive ones an
+  earlier pass stashed (``stash_plan``; per-row values are computed once per row,
+  before the pass that needs them); a last pass writes the full-shape outputs; per-row
+  outputs are written after the passes (a full-shape value used as a per-row output is
+  read at the row's first element).
+
+Aliasing: no pointer is ``noalias``; a kernel may write an output that is also one of
+its inputs (donated buffers) as long as each element is read only at the index written
+(LLVM keeps its run-time overlap checks; they cost nothing measurable here).
+
+Narrow floats: float16/bfloat16 values are float32 in registers, rounded to their
+dtype after every op (so a fused chain equals the eager one, op by op); reductions over
+them accumulate in float32 and round once at the end.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import numpy as np
+
+from .spec import REDUCTIONS, KernelSpec
+
+FUNCTION_NAME = "fntorch_kernel"
+
+
+# ------------------------------------------------------------------------- errors
+def _unsupported(prim: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"compile_kernel: primitive {prim!r} has no kernel lowering; the fusion pass must "
+        f"leave it as a library call (see fntorch.lowering.rules.KERNEL_PRIMITIVES)"
+    )
+
+
+# ------------------------------------------------------------------- ndarray ABI
+@functools.cache
+def _abi() -> tuple[int, int, int, int]:
+    """Byte offsets of ``data``, ``dimensions`` and ``strides`` in a numpy ndarray object,
+    and of the first item of a tuple object.
+
+    numpy's ``PyArrayObject_fields`` is ``PyObject_HEAD; char *data; int nd;
+    npy_intp *dimensions; npy_intp *strides; ...``. The layout is checked on probe
+    arrays (data pointer and nd first, which are read inside the object, then the
+    shape and strides they point to) and a mismatch raises: no kernel would be safe.
+    """
+    head = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)
+    items = head + ctypes.sizeof(ctypes.c_ssize_t)  # PyTupleObject: PyObject_VAR_HEAD
+    off = (head, head + 16, head + 24, items)
+    for probe in (np.empty((3, 5), np.float32)[:, ::2], np.empty((2, 1, 7), np.int8)[::-1]):
+        base = id(probe)
+        ok = (
+            ctypes.c_void_p.from_address(base + off[0]).value == probe.ctypes.data
+            and ctypes.c_int.from_address(base + head + 8).value == probe.ndim
+        )
+        if ok:
+            dims = ctypes.c_void_p.from_address(base + off[1]).value
+            strides = ctypes.c_void_p.from_address(base + off[2]).value
+            n = probe.ndim
+            ok = (
+                tuple((ctypes.c_ssize_t * n).from_address(dims)) == probe.shape
+                and tuple((ctypes.c_ssize_t * n).from_address(strides)) == probe.strides
+            )
+        pair = (probe, off)
+        ok = ok and all(
+            ctypes.c_void_p.from_address(id(pair) + items + 8 * i).value == id(pair[i])
+            for i in range(2)
+        )
+        if not ok:
+            raise RuntimeError(
+                "compile_kernel: numpy's ndarray (or the tuple) struct does not have the "
+                f"expected layout (numpy {np.__version__}); compiled kernels cannot be called "
+                "here. "
+                "Use ft.config.update('kernel_backend', 'interpret')."
+            )
+    return off
+
+
+# ---------------------------------------------------------------------- analysis
+def _operand_dtype(spec: KernelSpec, op) -> np.dtype:
+    """The dtype of ``op``'s (non-selector) operands: ``("lit", v)`` takes it."""
+    if op.prim == "select_n":
+        return np.dtype(op.dtype)
+    for a in op.args:
+        if a[0] == "in":
+            return np.dtype(spec.input_dtypes[a[1]])
+        if a[0] == "op":
+            return np.dtype(spec.ops[a[1]].dtype)
+        if a[0] == "index":
+            return np.dtype(np.int64)
+    for a in op.args:
+        if hasattr(a[1], "dtype"):
+            return np.dtype(a[1].dtype)
+    return np.dtype(op.dtype)
+
+
+def _row_level(spec: KernelSpec) -> list[bool]:
+    """Per op: is it a per-row value (a reduction, or only per-row args and literals)?"""
+    k, rank = spec.reduce_rank, spec.rank
+    out = []
+    for op in spec.ops:
+        if op.prim in REDUCTIONS:
+            out.append(True)
+            continue
+        row = k > 0
+        for kind, x in op.args:
+            if kind == "in" or (kind == "index" and x >= rank - k) or (kind == "op" and not out[x]):
+                row = False
+        out.append(row)
+    return out
+
+
+def _cone(spec: KernelSpec, refs) -> set[int]:
+    """Ops the values ``refs`` depend on (stopping at reductions, which are per row)."""
+    seen: set[int] = set()
+    stack = [x for kind, x in refs if kind == "op"]
+    while stack:
+        j = stack.pop()
+        if j in seen:
+            continue
+        seen.add(j)
+        if spec.ops[j].prim not in REDUCTIONS:
+            stack.extend(x for kind, x in spec.ops[j].args if kind == "op")
+    return seen
+
+
+def _inputs_used(spec: KernelSpec, refs, ops: set[int]) -> set[int]:
+    used = {x for kind, x in refs if kind == "in"}
+    for j in ops:
+        if spec.ops[j].prim not in REDUCTIONS:
+            used |= {x for kind, x in spec.ops[j].args if kind == "in"}
+    return used
+
+
+@functools.cache
+def _expensive() -> frozenset:
+    from . import mathlib
+
+    return frozenset(mathlib.FUNCTIONS) | {"pow", "atan2"}
+
+
+def stash_plan(spec: KernelSpec) -> dict[int, tuple[int, int]]:
+    """Row kernels: op -> (output, pass): where the op's values wait between passes.
+
+    An elementwise op with a transcendental in its cone that the first reduction pass
+    computes and a later pass needs again (softmax's ``exp``) is stored into a
+    full-shape output of its dtype during that pass and loaded back by the later passes,
+    which would otherwise recompute it. The row is in L1 by then, so the load is cheaper
+    than even ``exp``. The output's real value overwrites it in the last pass. Passes
+    are numbered as they run: the reductions in order, then the full-shape write.
+
+    Such a kernel writes an output before it has read all of its inputs, so an input
+    must not share that output's buffer (the program's donation checks this).
+    """
+    if not spec.reduce_rank:
+        return {}
+    row_level = _row_level(spec)
+    passes = [spec.ops[r].args for r in range(len(spec.ops)) if spec.ops[r].prim in REDUCTIONS]
+    passes.append(tuple(ref for ref, row in zip(spec.outputs, spec.output_is_row) if not row))
+    needs = [{j for j in _cone(spec, refs) if not row_level[j]} for refs in passes]
+    free = [
+        o
+        for o, (ref, row) in enumerate(zip(spec.outputs, spec.output_is_row))
+        if not row and ref not in spec.outputs[:o]
+    ]
+    plan: dict[int, tuple[int, int]] = {}
+    expensive = _expensive()
+    # Outermost values first: the operands of a stashed op need no stash of their own.
+    for j in reversed(range(len(spec.ops))):
+        op = spec.ops[j]
+        if row_level[j] or sum(j in n for n in needs) < 2:
+            continue
+        if any(j in _cone(spec, [("op", p)]) for p in plan):
+            continue
+        cone = {i for i in _cone(spec, [("op", j)]) if not row_level[i]}
+        if not any(spec.ops[i].prim in expensive for i in cone):
+            continue
+        o = next((o for o in free if _out_dtype(spec, o) == np.dtype(op.dtype)), None)
+        if o is None:
+            continue
+        free.remove(o)
+        plan[j] = (o, next(p for p, n in enumerate(needs) if j in n))
+    return plan
+
+
+def _out_dtype(spec: KernelSpec, o: int) -> np.dtype:
+    kind, x = spec.outputs[o]
+    if kind == "in":
+        return np.dtype(spec.input_dtypes[x])
+    return np.dtype(spec.ops[x].dtype)
+
+
+# ---------------------------------------------------------------------- codegen
+class _Gen:
+    """Emits one variant of one spec with a ``KernelBuilder``."""
+
+    def __init__(self, spec: KernelSpec, variant: str, name: str = FUNCTION_NAME):
+        from . import builder as B
+        from .rules import lowering_rules, reduction_rules
+
+        self.B, self.spec, self.variant, self.name = B, spec, variant, name
+        self.rules, self.reducers = lowering_rules, reduction_rules
+        self.b = B.KernelBuilder()
+        self.row_level = _row_level(spec)
+        self.n_in, self.n_out = len(spec.input_dtypes), len(spec.outputs)
+
+    # -------------------------------------------------------------- values
+    def _lit(self, value, dtype):
+        b, B = self.b, self.B
+        t = B.reg_type(dtype)
+        if dtype == np.bool_:
+            return b.const(1 if bool(value) else 0, t)
+        if B.is_float_type(t):
+            return self._round(b.const(float(value), t), dtype)
+        return b.const(int(value), t)
+
+    def _round(self, v, dtype):
+        """Rounds a float32 register value to float16/bfloat16 (and back to float32)."""
+        b, B = self.b, self.B
+        name = np.dtype(dtype).name
+        if name == "float16":
+            return b.fpext(b.fptrunc(v, B.f16), B.f32)
+        if name == "bfloat16":
+            return b.bitcast(b.shl(b.zext(self._bf16_bits(v), B.i32), b.const(16, B.i32)), B.f32)
+        return v
+
+    def _bf16_bits(self, v):
+        """float32 -> bfloat16 bits, rounded to nearest even; NaN stays a quiet NaN."""
+        b, B = self.b, self.B
+        u = b.bitcast(v, B.i32)
+        lsb = b.and_(b.lshr(u, b.const(16, B.i32)), b.const(1, B.i32))
+        r = b.add(u, b.add(b.const(0x7FFF, B.i32), lsb))
+        r = b.select(b.fcmp("uno", v, v), b.or_(u, b.const(0x400000, B.i32)), r)
+        return b.trunc(b.lshr(r, b.const(16, B.i32)), B.i16)
+
+    def _load(self, ptr, dtype):
+        b, B = self.b, self.B
+        name = np.dtype(dtype).name
+        if name == "bool":
+            return b.icmp("ne", b.load(ptr, B.i8), b.const(0, B.i8))
+        if name == "float16":
+            return b.fpext(b.load(ptr, B.f16), B.f32)
+        if name == "bfloat16":
+            bits = b.zext(b.load(ptr, B.i16), B.i32)
+            return b.bitcast(b.shl(bits, b.const(16, B.i32)), B.f32)
+        return b.load(ptr, B.mem_type(dtype))
+
+    def _store(self, v, ptr, dtype):
+        b, B = self.b, self.B
+        name = np.dtype(dtype).name
+        if name == "bool":
+            v = b.zext(v, B.i8)
+        elif name == "float16":
+            v = b.fptrunc(v, B.f16)
+        elif name == "bfloat16":
+            v = self._bf16_bits(v)
+        b.store(v, ptr)
+
+    def _apply(self, j, args):
+        op = self.spec.ops[j]
+        rule = self.rules.get(op.prim)
+        if rule is None:
+            raise _unsupported(op.prim)
+        dtype = _operand_dtype(self.spec, op)
+        # A primitive's own ``dtype`` param (iota) is the result dtype: out_dtype says it.
+        params = {k: v for k, v in op.params if k not in ("dtype", "out_dtype")}
+        v = rule(self.b, *args, dtype=dtype, out_dtype=np.dtype(op.dtype), **params)
+        return self._round(v, op.dtype)
+
+    def _eval(self, ref, env, load_input, index, dtype=None):
+        """The value of ``ref`` at the current element; ``env`` memoizes ops."""
+        kind, x = ref
+        if kind == "in":
+            return load_input(x)
+        if kind == "index":
+            return index(x)
+        if kind == "lit":
+            return self._lit(x, dtype)
+        if x in env:
+            return env[x]
+        op = self.spec.ops[x]
+        if op.prim in REDUCTIONS:
+            raise AssertionError(f"reduction %{x} used before its pass")
+        odt = _operand_dtype(self.spec, op)
+        args = []
+        for pos, a in enumerate(op.args):
+            adt = self._selector_dtype(a) if op.prim == "select_n" and pos == 0 else odt
+            args.append(self._eval(a, env, load_input, index, adt))
+        if op.prim == "iota" and not op.args:
+            args = [index(op.param("dimension"))]
+        v = env[x] = self._apply(x, args)
+        return v
+
+    def _selector_dtype(self, ref):
+        kind, x = ref
+        if kind == "in":
+            return np.dtype(self.spec.input_dtypes[x])
+        if kind == "op":
+            return np.dtype(self.spec.ops[x].dtype)
+        return np.dtype(np.bool_ if isinstance(x, (bool, np.bool_)) else np.int32)
+
+    # --------------------------------------------------------- array access
+    def _arrays(self, args):
+        """Data pointers, sizes and byte strides read from the ndarray objects."""
+        b, B = self.b, self.B
+        off_data, off_dims, off_strides = _abi()[:3]
+        spec = self.spec
+        rank, k = spec.rank, spec.reduce_rank
+        self.data = [b.load(b.gep_const(a, off_data), B.PTR) for a in args]
+        # Sizes: from an input (iteration-shaped) or a full-shape output.
+        src = (
+            0
+            if self.n_in
+            else next((self.n_in + i for i, row in enumerate(spec.output_is_row) if not row), None)
+        )
+        if src is None and rank > 0:
+            raise ValueError(
+                "compile_kernel: a kernel without inputs or full-shape outputs has no "
+                "sizes; give it an input shaped as the iteration space"
+            )
+        self.sizes = []
+        if rank:
+            dims = b.load(b.gep_const(args[src], off_dims), B.PTR)
+            self.sizes = [b.load(b.gep_const(dims, 8 * d, B.i8), B.i64) for d in range(rank)]
+        self.strides = []
+        for i, a in enumerate(args):
+            is_row = i >= self.n_in and spec.output_is_row[i - self.n_in]
+            nd = rank - k if is_row else rank
+            st = b.load(b.gep_const(a, off_strides), B.PTR) if nd else None
+            self.strides.append([b.load(b.gep_const(st, 8 * d, B.i8), B.i64) for d in range(nd)])
+
+    def _offset(self, ptr, idx, strides):
+        """``ptr`` advanced by sum(idx[d] * strides[d]) bytes."""
+        b, B = self.b, self.B
+        off = None
+        for i, s in zip(idx, strides):
+            t = b.mul(i, s)
+            off = t if off is None else b.add(off, t)
+        return ptr if off is None else b.gep(ptr, off, B.i8)
+
+    def _unflatten(self, t, sizes):
+        b = self.b
+        idx = []
+        for n in reversed(sizes[1:]):
+            idx.append(b.srem(t, n))
+            t = b.sdiv(t, n)
+        idx.append(t)
+        return idx[::-1]
+
+    def _product(self, sizes):
+        b, B = self.b, self.B
+        p = b.const(1, B.i64)
+        for n in sizes:
+            p = b.mul(p, n)
+        return p
+
+    def _inner_access(self, used, bases, inner_stride_dim, j, pre):
+        """A ``load_input`` for the inner loop body at position ``j``.
+
+        ``pre`` holds the broadcast inputs' values, loaded before the loop."""
+        b, B, spec = self.b, self.B, self.spec
+        cache = {}
+
+        def load_input(i):
+            if i in cache:
+                return cache[i]
+            dtype = spec.input_dtypes[i]
+            cls = self.variant[i] if inner_stride_dim is not None else "b"
+            if cls == "b":
+                v = pre[i]
+            elif cls == "c":
+                v = self._load(b.gep(bases[i], j, B.mem_type(dtype)), dtype)
+            else:
+                off = b.mul(j, self.strides[i][inner_stride_dim])
+                v = self._load(b.gep(bases[i], off, B.i8), dtype)
+            cache[i] = v
+            return v
+
+        return load_input
+
+    def _preload(self, used, bases):
+        pre = {}
+        for i in sorted(used):
+            if self.spec.rank == 0 or self.variant[i] == "b":
+                pre[i] = self._load(bases[i], self.spec.input_dtypes[i])
+        return pre
+
+    # ------------------------------------------------------------ templates
+    def build(self):
+        b, B, spec = self.b, self.B, self.spec
+        n = self.n_in + self.n_out
+        arrays, lo, hi = b.function(self.name, [B.PTR, B.i64, B.i64], ret=B.i32)
+        items = _abi()[3]
+        self.objs = [b.load(b.gep_const(arrays, items + 8 * i), B.PTR) for i in range(n)]
+        self._arrays(self.objs)
+        if spec.rank:
+            self._check_variant()
+        if spec.reduce_rank == 0:
+            self._elementwise(lo, hi)
+        else:
+            self._rows(lo, hi)
+        b.ret(b.const(0, B.i32))
+        return b
+
+    def _check_variant(self):
+        """Returns 1 at once unless every input's innermost stride fits the variant."""
+        b, B, spec = self.b, self.B, self.spec
+        ok = b.icmp("sle", self.sizes[-1], b.const(1, B.i64))  # any stride fits
+        fits = None
+        for i, cls in enumerate(self.variant):
+            want = {"c": np.dtype(spec.input_dtypes[i]).itemsize, "b": 0}.get(cls)
+            if want is None:
+                continue
+            c = b.icmp("eq", self.strides[i][-1], b.const(want, B.i64))
+            fits = c if fits is None else b.and_(fits, c)
+        if fits is None:
+            return
+        good, bad = b.new_block(), b.new_block()
+        b.cond_br(b.or_(ok, fits), good, [], bad, [])
+        b.set_block(bad)
+        b.ret(b.const(1, B.i32))
+        b.set_block(good)
+
+    def _outer_range(self, lo, hi, sizes):
+        b, B = self.b, self.B
+        total = self._product(sizes)
+        hi = b.select(b.icmp("slt", hi, b.const(0, B.i64)), total, hi)
+        return lo, hi
+
+    def _elementwise(self, lo, hi):
+        b, B, spec = self.b, self.B, self.spec
+        rank = spec.rank
+        used = _inputs_used(spec, spec.outputs, _cone(spec, spec.outputs))
+        outs = list(range(self.n_in, self.n_in + self.n_out))
+
+        if rank == 0:
+            bases = self.data
+            pre = self._preload(used, bases)
+            env = {}
+            for o, ref in enumerate(spec.outputs):
+                v = self._eval(
+                    ref,
+                    env,
+                    lambda i: pre[i],
+                    None,
+                    spec.input_dtypes[0] if ref[0] == "in" else None,
+                )
+                self._store(v, bases[self.n_in + o], self._out_dtype(o))
+            return
+        inner = self.sizes[-1]
+        if rank == 1:
+            lo, hi = self._outer_range(lo, hi, [inner])
+            self._inner_loop(self.data, used, outs, lo, hi, [], rank - 1)
+            return
+        lo, hi = self._outer_range(lo, hi, self.sizes[:-1])
+
+        def body(t, carried):
+            idx = self._unflatten(t, self.sizes[:-1])
+            bases = [self._offset(p, idx, s[:-1]) for p, s in zip(self.data, self.strides)]
+            self._inner_loop(bases, used, outs, b.const(0, B.i64), inner, idx, rank - 1)
+            return []
+
+        b.loop(lo, hi, [], body)
+
+    def _out_dtype(self, o):
+        return _out_dtype(self.spec, o)
+
+    def _inner_loop(self, bases, used, outs, lo, hi, outer_idx, inner_dim, env0=None):
+        """The vectorizable innermost loop writing the full-shape outputs ``outs``."""
+        b, B, spec = self.b, self.B, self.spec
+        pre = self._preload(used, bases)
+
+        def body(j, carried):
+            load_input = self._inner_access(used, bases, inner_dim, j, pre)
+            env = dict(env0 or {})
+
+            def index(d):
+                return j if d == inner_dim else outer_idx[d]
+
+            for slot in outs:
+                o = slot - self.n_in
+                if spec.output_is_row[o]:
+                    continue
+                v = self._eval(spec.outputs[o], env, load_input, index)
+                dtype = self._out_dtype(o)
+                self._store(v, b.gep(bases[slot], j, B.mem_type(dtype)), dtype)
+            return []
+
+        b.loop(lo, hi, [], body)
+
+    # ----------------------------------------------------------------- rows
+    def _rows(self, lo, hi):
+        b, B, spec = self.b, self.B, self.spec
+        rank, k = spec.rank, spec.reduce_rank
+        m = rank - k
+        row_sizes, red_sizes = self.sizes[:m], self.sizes[m:]
+        lo, hi = self._outer_range(lo, hi, row_sizes)
+        reductions = [j for j, op in enumerate(spec.ops) if op.prim in REDUCTIONS]
+        full_outs = [self.n_in + o for o, row in enumerate(spec.output_is_row) if not row]
+        row_outs = [o for o, row in enumerate(spec.output_is_row) if row]
+
+        stash = stash_plan(spec)
+
+        def stashed(env, pass_no, bases, flat):
+            """Loads the values an earlier pass stashed; returns the ones to store."""
+            store = []
+            for j, (o, first) in stash.items():
+                ptr = b.gep(bases[self.n_in + o], flat, B.mem_type(spec.ops[j].dtype))
+                if first == pass_no:
+                    store.append((j, ptr))
+                elif first < pass_no:
+                    env[j] = self._load(ptr, spec.ops[j].dtype)
+            return store
+
+        def row_body(t, carried):
+            ridx = self._unflatten(t, row_sizes) if m else []
+            bases = [self._offset(p, ridx, s[:m]) for p, s in zip(self.data, self.strides)]
+            row_env: dict = {}
+
+            def row_index(d):
+                return ridx[d]
+
+            def prepare(refs):
+                """Computes the per-row ops ``refs`` need, in the row block."""
+                for j in sorted(_cone(self.spec, refs)):
+                    if (
+                        self.row_level[j]
+                        and j not in row_env
+                        and spec.ops[j].prim not in REDUCTIONS
+                    ):
+                        self._eval(("op", j), row_env, None, row_index)
+
+            for pass_no, r in enumerate(reductions):
+                op = spec.ops[r]
+                prepare(op.args)
+                cone = {j for j in _cone(spec, op.args) if not self.row_level[j]}
+                used = _inputs_used(spec, op.args, cone)
+                dtype = _operand_dtype(spec, op)
+                red = self.reducers[op.prim]
+                state = red.init(b, dtype)
+
+                def elem(load_input, index, flat, st, op=op, dtype=dtype, red=red, p=pass_no):
+                    env = dict(row_env)
+                    store = stashed(env, p, bases, flat)
+                    x = self._eval(op.args[0], env, load_input, index, dtype)
+                    for j, ptr in store:
+                        v = self._eval(("op", j), env, load_input, index)
+                        self._store(v, ptr, spec.ops[j].dtype)
+                    return red.step(b, st, x, flat, dtype)
+
+                state = self._row_nest(bases, used, ridx, red_sizes, state, elem)
+                v = red.final(b, state, dtype, np.dtype(op.dtype))
+                row_env[r] = self._round(v, op.dtype)
+            if full_outs:
+                refs = [spec.outputs[s - self.n_in] for s in full_outs]
+                prepare(refs)
+                cone = {j for j in _cone(spec, refs) if not self.row_level[j]}
+                used = _inputs_used(spec, refs, cone)
+
+                def write(load_input, index, flat, st, bases=bases):
+                    env = dict(row_env)
+                    stashed(env, len(reductions), bases, flat)
+                    for s in full_outs:
+                        o = s - self.n_in
+                        v = self._eval(spec.outputs[o], env, load_input, index)
+                        dtype = self._out_dtype(o)
+                        self._store(v, b.gep(bases[s], flat, B.mem_type(dtype)), dtype)
+                    return []
+
+                self._row_nest(bases, used, ridx, red_sizes, [], write)
+            if row_outs:
+                self._row_outputs(row_outs, bases, ridx, red_sizes, row_env, prepare)
+            return []
+
+        b.loop(lo, hi, [], row_body)
+
+    def _row_nest(self, bases, used, ridx, red_sizes, state, elem):
+        """Loops over a row's elements (the last k dims), threading ``state`` through."""
+        b, B, spec = self.b, self.B, self.spec
+        m = spec.rank - spec.reduce_rank
+        inner_dim = spec.rank - 1
+
+        def level(depth, bases_here, idx, flat_outer, st):
+            if depth == len(red_sizes) - 1:
+                pre = self._preload(used, bases_here)
+
+                def body(j, cur):
+                    load_input = self._inner_access(used, bases_here, inner_dim, j, pre)
+                    flat = b.add(b.mul(flat_outer, red_sizes[-1]), j)
+
+                    def index(d):
+                        if d == inner_dim:
+                            return j
+                        return ridx[d] if d < m else idx[d - m]
+
+                    return elem(load_input, index, flat, cur)
+
+                return b.loop(b.const(0, B.i64), red_sizes[-1], st, body)
+
+            def body(e, cur):
+                d = m + depth
+                nb = [
+                    b.gep(p, b.mul(e, s[d]), B.i8) if len(s) > d else p
+                    for p, s in zip(bases_here, self.strides)
+                ]
+                return level(
+                    depth + 1, nb, [*idx, e], b.add(b.mul(flat_outer, red_sizes[depth]), e), cur
+                )
+
+            return b.loop(b.const(0, B.i64), red_sizes[depth], st, body)
+
+        return level(0, bases, [], b.const(0, B.i64), list(state))
+
+    def _row_outputs(self, row_outs, bases, ridx, red_sizes, row_env, prepare):
+        b, B, spec = self.b, self.B, self.spec
+        refs = [spec.outputs[o] for o in row_outs]
+        prepare(refs)
+        elementwise = any(
+            ref[0] == "in" or (ref[0] == "op" and not self.row_level[ref[1]]) for ref in refs
+        )
+        if elementwise:
+            # Full-shape values as per-row outputs: read at the row's first element,
+            # which exists only if the row is not empty.
+            count = self._product(red_sizes)
+            yes, done = b.new_block(), b.new_block()
+            b.cond_br(b.icmp("sgt", count, b.const(0, B.i64)), yes, [], done, [])
+            b.set_block(yes)
+        zero = b.const(0, B.i64)
+        inner_dim = spec.rank - 1
+        used = set(range(self.n_in))
+        load_input = self._inner_access(used, bases, None, zero, self._preload_all(bases))
+
+        def index(d):
+            return ridx[d] if d < spec.rank - spec.reduce_rank else zero
+
+        del inner_dim
+        env = dict(row_env)
+        for o in row_outs:
+            v = self._eval(spec.outputs[o], env, load_input, index)
+            self._store(v, bases[self.n_in + o], self._out_dtype(o))
+        if elementwise:
+            b.br(done)
+            b.set_block(done)
+
+    def _preload_all(self, bases):
+        # Loads are emitted lazily, in the block that needs them.
+        spec = self.spec
+
+        class _Lazy(dict):
+            def __missing__(d, i):
+                v = d[i] = self._load(bases[i], spec.input_dtypes[i])
+                return v
+
+        return _Lazy()
