@@ -82,7 +82,7 @@ def test_accumulator_patterns_against_eager(reverse):
             seen = seen + x[0, 0]  # not a dot or a sum: stays
             return (gram, colsum, h, seen), ft.sum(gram)  # gram is read: it stays
 
-        init = (ft.zeros((3, 3)), ft.zeros(3), ft.zeros((2, 3)), ft.zeros(()))
+        init = (ft.zeros((3, 3)), ft.full((3,), 1.5), ft.zeros((2, 3)), ft.zeros(()))
         return ft.scan(body, init, xs, reverse=reverse)
 
     (e,) = _scan_eqns(f, xs, w)
