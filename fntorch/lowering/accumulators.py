@@ -26,15 +26,14 @@ contraction instead of a running sum), within float tolerance.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from ..fx.graph import Graph, Var
 
 
-@dataclass(frozen=True)
-class Accumulator:
+class Accumulator(NamedTuple):
     """Carry ``carry`` (its position among the carries) ends as ``init + op(*operands)``
     over the stacked steps; an operand is ``("xs", i)`` (a scanned input) or ``("ys",
     i)`` (an extra per-step output of the new body)."""

@@ -34,7 +34,7 @@ operand dtype, ``("index", d)`` the current index along iteration dim d (int64; 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,8 +52,7 @@ REDUCTIONS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class KOp:
+class KOp(NamedTuple):
     """One scalar operation: ``prim`` (a primitive name) applied to ``args``."""
 
     prim: str
@@ -68,8 +67,7 @@ class KOp:
         return default
 
 
-@dataclass(frozen=True)
-class KernelSpec:
+class KernelSpec(NamedTuple):
     """A fused kernel: what to compute, independent of sizes, layout and target."""
 
     rank: int

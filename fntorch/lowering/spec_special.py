@@ -1,12 +1,12 @@
 """Specs of the non-fused kernel templates: gather, scatter, scans and window reductions.
 
-``spec.KernelSpec`` describes fused elementwise/row kernels; these small frozen
-dataclasses describe the other compiled kernels, one primitive each, built by
-``templates.py``. Like a ``KernelSpec`` they hold no sizes (run-time arguments, so one
-kernel serves every shape of its ranks) and every input is read through run-time byte
-strides. Static params that shape the loop nest (window sizes, strides, padding,
-dilations; the scan axis and direction) are part of the spec: they are few and LLVM
-unrolls and simplifies loops with constant bounds.
+``spec.KernelSpec`` describes fused elementwise/row kernels; these small named tuples
+(frozen, hashable and cheap to define at import) describe the other compiled kernels,
+one primitive each, built by ``templates.py``. Like a ``KernelSpec`` they hold no sizes
+(run-time arguments, so one kernel serves every shape of its ranks) and every input is
+read through run-time byte strides. Static params that shape the loop nest (window
+sizes, strides, padding, dilations; the scan axis and direction) are part of the spec:
+they are few and LLVM unrolls and simplifies loops with constant bounds.
 
 ``spec_for(eqn)`` maps a graph equation to its spec, or None when the template does not
 handle the equation's dtypes (the front end then keeps the numpy library call). Nothing
@@ -20,7 +20,7 @@ here imports xDSL.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -43,8 +43,7 @@ def _name(dtype) -> str:
     return np.dtype(dtype).name
 
 
-@dataclass(frozen=True)
-class GatherSpec:
+class GatherSpec(NamedTuple):
     """``out[b, r] = x[clamp(idx_0[b]), ..., clamp(idx_{k-1}[b]), r]``.
 
     The kernel sees the operand with its indexed axes moved to the front (a view) and
@@ -62,8 +61,7 @@ class GatherSpec:
         return f"gather|{_name(self.dtype)}|idx:{idx}|b{self.batch_rank}|r{self.rest_rank}"
 
 
-@dataclass(frozen=True)
-class ScatterSpec:
+class ScatterSpec(NamedTuple):
     """``out[idx[b], r] = combine(out[idx[b], r], upd[b, r])`` for each batch position
     ``b`` in C order, skipping any ``b`` with an index out of range (after the operand
     was copied to ``out``). ``kind`` is the primitive name."""
@@ -82,8 +80,7 @@ class ScatterSpec:
         )
 
 
-@dataclass(frozen=True)
-class ScanSpec:
+class ScanSpec(NamedTuple):
     """An inclusive scan (``kind`` in cumsum/cumprod/cummax/cummin) along ``axis`` of a
     rank-``rank`` array; ``reverse`` scans from the end."""
 
@@ -99,8 +96,7 @@ class ScanSpec:
         )
 
 
-@dataclass(frozen=True)
-class WindowSpec:
+class WindowSpec(NamedTuple):
     """``reduce_window_{sum,max,min}`` (``kind`` is the primitive name) with lax's params
     over every dim; padding and base-dilation holes read the reduction's identity."""
 
