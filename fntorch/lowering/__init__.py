@@ -10,7 +10,7 @@
 3. ``program.build_program``: the steps as closures over preallocated buffers, each
    kernel compiled by the kernel compiler (``kernels.compile_kernel``; the numpy
    interpreter of ``interpret.py`` while it is not importable), for the input layouts
-   its first run will have, two kernels at a time.
+   its first run will have.
 
 Nothing here imports xDSL at import time.
 

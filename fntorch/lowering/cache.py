@@ -198,7 +198,7 @@ def load_or_build(key: str, build) -> int:
             addr = None
     if addr is None:
         payload = build(name)
-        with _stats_lock:  # programs compile on two threads
+        with _stats_lock:  # jit'ed functions may compile on several threads
             stats["compiles"] += 1
         addr = cpu.load(payload, name)
         _write(dig, payload)

@@ -58,8 +58,8 @@ def compile_object(ir_text: str, small: bool = False) -> bytes:
     ``small``: without loop unrolling and interleaving (code for short calls, see
     ``kernels.SMALL_TUNING``)."""
     _init()
-    # A context of its own: programs compile kernels on two threads at once, and LLVM's
-    # global context is not thread-safe.
+    # A context of its own: jit'ed functions may be called (and compile) from several
+    # threads, and LLVM's global context is not thread-safe.
     mod = llvm.parse_assembly(ir_text, context=llvm.create_context())
     mod.verify()
     tm = new_target_machine()

@@ -202,8 +202,7 @@ class Kernel:
 
     def prepare(self, variant: str, small: bool) -> None:
         """Compiles (or loads from the caches) ``variant`` for small or large calls ahead
-        of its first call, and makes it the one tried first. Thread-safe: programs
-        prepare their kernels in parallel."""
+        of its first call, and makes it the one tried first. Thread-safe."""
         hold, release = self._compile(variant, small)
         with self._lock:
             if small:
