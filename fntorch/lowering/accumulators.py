@@ -31,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..fx.graph import Graph, Var
+from .passes import use_counts
 
 
 class Accumulator(NamedTuple):
@@ -71,14 +72,7 @@ def split_accumulators(body: Graph, num_consts: int, num_carry: int):
     carry_in = body.invars[nc : nc + nk]
     carry_out = body.outvars[:nk]
     xs = {v.id: i for i, v in enumerate(body.invars[nc + nk :])}
-    uses: dict[int, int] = {}
-    for e in body.eqns:
-        for v in e.inputs:
-            if isinstance(v, Var):
-                uses[v.id] = uses.get(v.id, 0) + 1
-    for v in body.outvars:
-        if isinstance(v, Var):
-            uses[v.id] = uses.get(v.id, 0) + 1
+    uses = use_counts(body)
     made = {e.outputs[0].id: e for e in body.eqns if len(e.outputs) == 1}
 
     found = []  # (carry index, add eqn, term eqn)
@@ -88,7 +82,7 @@ def split_accumulators(body: Graph, num_consts: int, num_carry: int):
             continue
         if uses.get(cout.id) != 1 or not any(v is cin for v in add.inputs):
             continue
-        (term,) = [v for v in add.inputs if v is not cin] or [None]
+        term = add.inputs[1] if add.inputs[0] is cin else add.inputs[0]
         t = made.get(term.id) if isinstance(term, Var) else None
         if t is None or uses.get(term.id) != 1 or not _summable(t):
             continue

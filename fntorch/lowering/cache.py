@@ -174,7 +174,11 @@ def _write(dig: bytes, payload: bytes) -> None:
 
 def symbol(dig: bytes) -> str:
     """The name of the function compiled under digest ``dig`` (unique in the process's
-    one engine)."""
+    one engine).
+
+    >>> symbol(bytes(32))
+    'fntorch_00000000000000000000000000000000'
+    """
     return f"fntorch_{dig.hex()[:32]}"
 
 

@@ -155,6 +155,7 @@ def _expensive() -> frozenset:
     return frozenset(mathlib.FUNCTIONS) | {"pow", "atan2"}
 
 
+@functools.cache  # the program's donation check and the code generator both ask
 def stash_plan(spec: KernelSpec) -> dict[int, tuple[int, int]]:
     """Row kernels: op -> (output, pass): where the op's values wait between passes.
 
@@ -166,7 +167,18 @@ def stash_plan(spec: KernelSpec) -> dict[int, tuple[int, int]]:
     are numbered as they run: the reductions in order, then the full-shape write.
 
     Such a kernel writes an output before it has read all of its inputs, so an input
-    must not share that output's buffer (the program's donation checks this).
+    must not share that output's buffer (the program's donation checks this). The
+    returned dict is shared between callers: read it, do not change it.
+
+    >>> import numpy as np
+    >>> from fntorch.lowering.spec import KernelSpec, KOp
+    >>> f32 = np.dtype("float32")
+    >>> softmax = KernelSpec(2, 1, (f32,), (
+    ...     KOp("reduce_max", (("in", 0),), (), f32), KOp("sub", (("in", 0), ("op", 0)), (), f32),
+    ...     KOp("exp", (("op", 1),), (), f32), KOp("reduce_sum", (("op", 2),), (), f32),
+    ...     KOp("div", (("op", 2), ("op", 3)), (), f32)), (("op", 4),), (False,))
+    >>> stash_plan(softmax)  # exp (op 2) waits in output 0 from pass 1 on
+    {2: (0, 1)}
     """
     if not spec.reduce_rank:
         return {}

@@ -16,13 +16,14 @@ import numpy as np
 from ..ops import _prims_control as pc
 
 
-def compile_subgraph(graph, backend: str):
-    """``graph`` as a ``Program`` (flat numpy buffers in, a list of buffers out)."""
+def compile_subgraph(graph, backend: str, *, simplified: bool = False):
+    """``graph`` as a ``Program`` (flat numpy buffers in, a list of buffers out);
+    ``simplified``: the passes have already run on it."""
     from .fusion import partition
     from .passes import run_passes
     from .program import build_program
 
-    return build_program(partition(run_passes(graph)), backend=backend)
+    return build_program(partition(graph if simplified else run_passes(graph)), backend=backend)
 
 
 def _cond_step(params, backend):
@@ -60,7 +61,7 @@ def _scan_step(params, backend):
     accs, kept = [], list(range(nk))
     if split is not None:
         g, accs, kept = split
-    body = compile_subgraph(g, backend)
+    body = compile_subgraph(g, backend, simplified=True)
     nk_body = len(kept)
     order = range(n - 1, -1, -1) if params["reverse"] else range(n)
     y_avals = [(a.shape, np.dtype(a.dtype)) for a in g.out_avals[nk_body:]]

@@ -128,11 +128,19 @@ class _Engine:
 
 
 @functools.cache
-def engine() -> _Engine:
+def _engine() -> _Engine:
     return _Engine()
 
 
 def load(obj: bytes, name: str) -> int:
     """The address of function ``name`` of object code ``obj``, loaded into the
-    process's engine (where it stays: keep nothing alive to call it)."""
-    return engine().load(obj, name)
+    process's engine (where it stays: keep nothing alive to call it).
+
+    >>> import ctypes
+    >>> obj = compile_object("define i64 @fntorch_doc_inc(i64 %x) {\\n"
+    ...                      "  %y = add i64 %x, 1\\n  ret i64 %y\\n}\\n")
+    >>> inc = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(load(obj, "fntorch_doc_inc"))
+    >>> inc(41)
+    42
+    """
+    return _engine().load(obj, name)

@@ -179,6 +179,11 @@ def is_column_sum(e: Eqn) -> bool:
     A row kernel would read such a sum's rows down strided columns, one element per
     vector; BLAS's gemv (``ones @ x``, in the program) streams the rows instead: measured
     6 us against 650 us for (128, 512), 2 against 43 for (32, 256).
+
+    >>> import fntorch as ft
+    >>> g = ft.make_graph(lambda x: ft.sum(x, axis=0))(ft.ones((4, 16)))
+    >>> is_column_sum(g.eqns[0])
+    True
     """
     if e.primitive.name != "reduce_sum":
         return False

@@ -105,6 +105,36 @@ def _pool(n_workers: int) -> ThreadPoolExecutor:
         return p
 
 
+def run_split(fn, key: int, outer: int, parts: int) -> None:
+    """Calls ``fn(key, lo, hi)`` over ``[0, outer)`` on ``parts`` threads (this one and
+    ``parts - 1`` of the pool); ``fn`` must release the GIL.
+
+    The range is cut into ``CHUNKS_PER_THREAD`` chunks per thread, claimed from a shared
+    iterator (atomic under the GIL), rather than one fixed part per thread: on a shared
+    machine one core often runs late (a worker woken from sleep, a neighbour's thread on
+    its core), and a fixed split makes the whole call wait for it; with chunks the other
+    thread takes up the slack.
+
+    >>> done = []
+    >>> run_split(lambda key, lo, hi: done.append((lo, hi)), 0, 10, 2)
+    >>> sorted(done)[:3]
+    [(0, 1), (1, 2), (2, 3)]
+    """
+    n = min(outer, parts * CHUNKS_PER_THREAD)
+    bounds = [outer * i // n for i in range(n + 1)]
+    chunks = iter(range(n))
+
+    def work():
+        for c in chunks:
+            fn(key, bounds[c], bounds[c + 1])
+
+    pool = _pool(parts - 1)
+    futures = [pool.submit(work) for _ in range(parts - 1)]
+    work()  # the caller's thread takes chunks too
+    for f in futures:
+        f.result()
+
+
 # ------------------------------------------------------------------------ Kernel
 def _variant_of(inputs, rank: int) -> str:
     """One letter per input: its innermost stride is contiguous, 0, or general."""
@@ -196,19 +226,15 @@ class Kernel:
         small = inputs[self._src].size * self._passes < PARALLEL_THRESHOLD
         return _variant_of(inputs, self.spec.rank), small
 
-    def ready(self, variant: str, small: bool) -> bool:
-        """Whether ``variant`` (compiled for small or large calls) is loaded."""
-        return (variant, small and SMALL_TUNING) in self._fns
-
-    def prepare(self, variant: str, small: bool) -> None:
-        """Compiles (or loads from the caches) ``variant`` for small or large calls ahead
-        of its first call, and makes it the one tried first. Thread-safe."""
+    def prepare(self, variant: str, small: bool):
+        """Compiles (or finds) ``variant`` for small (GIL-holding) or large (GIL-releasing)
+        calls and makes it the one tried first; returns that function."""
         hold, release = self._compile(variant, small)
-        with self._lock:
-            if small:
-                self._hold = hold
-            else:
-                self._release = release
+        if small:
+            self._hold = hold
+            return hold
+        self._release = release
+        return release
 
     def as_text(self, variant: str | None = None) -> str:
         """The kernel's xDSL IR (``llvm`` dialect), as xDSL prints it."""
@@ -229,15 +255,10 @@ class Kernel:
         self._large(arrays)
 
     def _switch(self, arrays, small: bool):
-        """Compiles (or finds) the variant these arrays need and makes it the one tried
-        first for small (GIL-holding) or large (GIL-releasing) calls."""
-        variant = _variant_of(arrays[: len(self.spec.input_dtypes)], self.spec.rank)
-        hold, release = self._compile(variant, small)
-        if small:
-            self._hold = hold
-            return hold
-        self._release = release
-        return release
+        """``prepare`` for the variant these arrays need."""
+        return self.prepare(
+            _variant_of(arrays[: len(self.spec.input_dtypes)], self.spec.rank), small
+        )
 
     def _large(self, arrays) -> None:
         release = self._release
@@ -250,24 +271,7 @@ class Kernel:
         if parts < 2:
             release(id(arrays), 0, -1)
             return
-        # Chunks claimed from a shared iterator (atomic under the GIL) rather than one
-        # fixed part per thread: on a shared machine one core often runs late (a worker
-        # woken from sleep, a neighbour's thread on its core), and a fixed split makes
-        # the whole call wait for it; with chunks the other thread takes up the slack.
-        n = min(outer, parts * CHUNKS_PER_THREAD)
-        bounds = [outer * i // n for i in range(n + 1)]
-        chunks = iter(range(n))
-        key = id(arrays)
-
-        def work():
-            for c in chunks:
-                release(key, bounds[c], bounds[c + 1])
-
-        pool = _pool(parts - 1)
-        futures = [pool.submit(work) for _ in range(parts - 1)]
-        work()  # the caller's thread takes chunks too
-        for f in futures:
-            f.result()
+        run_split(release, id(arrays), outer, parts)
 
     def _check(self, inputs, outputs) -> None:
         spec = self.spec

@@ -292,6 +292,22 @@ def outer_products(graph: Graph) -> Graph:
     return Graph(list(graph.invars), list(graph.outvars), eqns, graph.constvars, graph.consts)
 
 
+def use_counts(graph: Graph) -> dict[int, int]:
+    """How many times each var is read: by an equation (once per operand) or as an
+    output of ``graph``.
+
+    >>> import fntorch as ft
+    >>> g = ft.make_graph(lambda x: x * x)(ft.ones(2))
+    >>> use_counts(g)[g.invars[0].id]
+    2
+    """
+    uses: dict[int, int] = {}
+    for v in [*(v for e in graph.eqns for v in e.inputs), *graph.outvars]:
+        if isinstance(v, Var):
+            uses[v.id] = uses.get(v.id, 0) + 1
+    return uses
+
+
 def transposed_dots(graph: Graph) -> Graph:
     """Rewrites ``transpose(dot_general(a, b))`` that swaps the two free-dim blocks as
     ``dot_general(b, a)``, when nothing else reads the first product.
@@ -307,14 +323,7 @@ def transposed_dots(graph: Graph) -> Graph:
     >>> [e.primitive.name for e in transposed_dots(g).eqns]
     ['dot_general']
     """
-    uses: dict[int, int] = {}
-    for e in graph.eqns:
-        for v in e.inputs:
-            if isinstance(v, Var):
-                uses[v.id] = uses.get(v.id, 0) + 1
-    for v in graph.outvars:
-        if isinstance(v, Var):
-            uses[v.id] = uses.get(v.id, 0) + 1
+    uses = use_counts(graph)
     dots = {e.outputs[0].id: e for e in graph.eqns if e.primitive.name == "dot_general"}
     swapped: dict[int, Eqn] = {}  # id of a transpose's output -> its replacement
     for e in graph.eqns:

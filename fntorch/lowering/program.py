@@ -447,8 +447,7 @@ def _prepare_all(pairs) -> None:
     ~10% of a cold first call, but a notebook kernel running it died intermittently in
     CI, so the compiler stays on the calling thread until that is understood."""
     for k, v, small in dict.fromkeys(pairs):
-        if not k.ready(v, small):
-            k.prepare(v, small)
+        k.prepare(v, small)
 
 
 # --------------------------------------------------------------- step closures

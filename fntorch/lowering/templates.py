@@ -52,7 +52,7 @@ import numpy as np
 
 from . import cache as _cache
 from .codegen import FUNCTION_NAME, _abi, _Gen
-from .kernels import PARALLEL_THRESHOLD, _pool, get_num_threads
+from .kernels import PARALLEL_THRESHOLD, get_num_threads, run_split
 from .spec_special import GatherSpec, ScanSpec, ScatterSpec, WindowSpec
 
 
@@ -434,16 +434,7 @@ class TemplateKernel:
             fn = self._hold if work < PARALLEL_THRESHOLD else self._release
             fn(id(arrays), 0, -1)
             return
-        parts = min(threads, outer)
-        bounds = [outer * i // parts for i in range(parts + 1)]
-        pool = _pool(parts - 1)
-        futures = [
-            pool.submit(self._release, id(arrays), bounds[i], bounds[i + 1])
-            for i in range(1, parts)
-        ]
-        self._release(id(arrays), bounds[0], bounds[1])
-        for f in futures:
-            f.result()
+        run_split(self._release, id(arrays), outer, min(threads, outer))
 
     def bind(self, params: dict):
         """``kernel(inputs, outputs)`` for a primitive with these ``params``.

@@ -135,13 +135,13 @@ def test_one_engine_holds_every_kernel_under_its_own_name(fresh):
     kerns = [K.compile_kernel(_spec(c)) for c in (11.0, 13.0)]
     for k, c in zip(kerns, (11.0, 13.0)):
         _run(k, c)
-    names = list(cpu.engine()._loaded)
+    names = list(cpu._engine()._loaded)
     assert len(set(names)) == len(names) >= 2
     assert all(n.startswith("fntorch_") for n in names)
     # The same object read again (another process's entry, a cleared memory level) is
     # not added twice: the address is the one already loaded.
     dig = cache.digest(kerns[0]._cache_key("c", True))
-    addr = cpu.engine()._loaded[cache.symbol(dig)]
+    addr = cpu._engine()._loaded[cache.symbol(dig)]
     cache.clear_memory()
     assert cache.load_or_build(kerns[0]._cache_key("c", True), None) == addr
 
