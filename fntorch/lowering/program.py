@@ -25,6 +25,7 @@ reused.
 
 from __future__ import annotations
 
+import math
 import operator
 from functools import partial
 
@@ -66,6 +67,36 @@ def get_kernel(spec, backend: str = "auto"):
     if k is None:
         k = _kernel_cache[key] = _backend(backend)(spec, target="cpu")
     return k
+
+
+def _flat_size(st: KernelStep, shape, ident) -> int | None:
+    """The element count when ``st`` may run as a rank-1 kernel over raveled buffers,
+    else None: an elementwise kernel of rank >= 2 in iteration order that reads no
+    element index, each input of the full shape or a single element.
+
+    Such kernels then share one compile across shapes and ranks (W5: the SGD update of
+    a weight and of a bias; the gradient scalings), and a flat loop is the least code
+    for LLVM to optimize. A non-contiguous input is copied by the ravel (correct;
+    its caller passed a strided view), never a kernel's own buffers.
+    """
+    spec = st.spec
+    if spec.reduce_rank or spec.rank < 2 or not ident:
+        return None
+    refs = [a for op in spec.ops for a in op.args] + list(spec.outputs)
+    if any(r[0] == "index" for r in refs) or any(op.prim == "iota" for op in spec.ops):
+        return None
+    for u in st.inputs:
+        if not isinstance(u, Literal) and tuple(u.aval.shape) != shape and u.aval.size != 1:
+            return None
+    return math.prod(shape)
+
+
+def _ravel(buf):
+    return buf.reshape(-1)
+
+
+def _broadcast_flat(buf, size):
+    return np.broadcast_to(buf.reshape(-1), (size,))
 
 
 def _inverse(perm):
@@ -260,17 +291,22 @@ class _Builder:
     # ------------------------------------------------------------------ steps
 
     def kernel(self, idx: int, st: KernelStep):
-        kern = get_kernel(st.spec, self.backend)
-        self.kernels.append(kern)
         shape, perm = tuple(st.logical_shape), tuple(st.perm)
         ident = perm == tuple(range(len(perm)))
+        flat = _flat_size(st, shape, ident)
+        kern = get_kernel(st.spec._replace(rank=1) if flat else st.spec, self.backend)
+        self.kernels.append(kern)
         adapt = _adapter(shape, perm)
         in_slots = []
         for u in st.inputs:
             src = self.value(u)
             self._layout_of(src, u)
             same = not isinstance(u, Literal) and tuple(u.aval.shape) == shape and ident
-            in_slots.append(src if same else self.unary_view(adapt, src))
+            if flat:
+                view = _ravel if same else partial(_broadcast_flat, size=flat)
+                in_slots.append(self.unary_view(view, src))
+            else:
+                in_slots.append(src if same else self.unary_view(adapt, src))
         layouts = [self._layout_of(s, None) for s in in_slots]
         if hasattr(kern, "prepare") and all(a is not None for a in layouts):
             expected = kern.expects(layouts)
@@ -284,15 +320,22 @@ class _Builder:
             if v.id in self.escapes:
                 slot = self.new_slot(DYN)
                 donor = self._donor(idx, st, oshape, dtype, is_row)
+                if flat:
+                    oshape = (flat,)
+                    if donor is not None:
+                        donor = self.unary_view(_ravel, self.value(self.graph.invars[donor]))
                 fresh.append((slot, oshape, dtype, donor))
             else:
+                oshape = (flat,) if flat else oshape
                 slot = self.new_slot(LAYOUT, np.empty(oshape, dtype))
                 self.setup.append(partial(_alloc, slot, oshape, dtype))
             out_slots.append(slot)
         self.steps.append(_kernel_step(kern, in_slots, out_slots, fresh))
         inv = _inverse(perm)
         for (v, is_row), slot in zip(st.outputs, out_slots):
-            if is_row and tuple(v.aval.shape) != tuple(rows):  # a keepdims-like form
+            if flat:
+                self.slot[v.id] = self.unary_view(partial(np.reshape, shape=it_shape), slot)
+            elif is_row and tuple(v.aval.shape) != tuple(rows):  # a keepdims-like form
                 self.slot[v.id] = self.unary_view(partial(np.reshape, shape=v.aval.shape), slot)
             elif is_row or ident:
                 self.slot[v.id] = slot

@@ -158,9 +158,9 @@ def test_donation_reuses_the_buffer_and_invalidates_the_tensor():
     f = jit(lambda x, y: ft.exp(x) + y, donate_argnums=0)
     x = ft.asarray(np.zeros((8, 8), np.float32))
     y = T(8, 8)
-    buf_id = id(x._value)
+    address = x._value.ctypes.data  # no reference: one would stop the donation
     out = f(x, y)
-    assert id(out._value) == buf_id  # the output was written into x's buffer
+    assert out._value.ctypes.data == address  # the output was written into x's buffer
     close(out, 1.0 + y.numpy())
     with pytest.raises(RuntimeError, match="donated"):
         x + 1.0
@@ -253,6 +253,47 @@ def test_lower_graph_text_and_compile():
     close(c(x, y), ft.exp(x) * y + 1.0)
     with pytest.raises(TypeError, match="lowered for other argument types"):
         c(T(5, 3), y)
+
+
+# ------------------------------------------------------------------ flat kernels
+
+
+def _program_kernels(f, *args):
+    return f.lower(*args)._entry.program.kernels
+
+
+def test_full_shape_elementwise_kernels_run_flat_and_share_one_compile():
+    f = jit(lambda p, g: p - 0.01 * g)
+    w, gw, b, gb = T(6, 5), T(6, 5), T(5), T(5)
+    (kw,) = _program_kernels(f, w, gw)
+    (kb,) = _program_kernels(f, b, gb)
+    assert kw is kb and kw.spec.rank == 1  # a weight's update and a bias's: one kernel
+    out = f(w, gw)
+    assert out.shape == (6, 5)
+    close(out, w.numpy() - np.float32(0.01) * gw.numpy())
+    close(f(b, gb), b.numpy() - np.float32(0.01) * gb.numpy())
+
+
+def test_flat_kernels_read_strided_and_single_element_inputs():
+    f = jit(lambda x, s: ft.exp(x) * s + 1.0)
+    xt = ft.asarray(rng.standard_normal((5, 4)).astype(np.float32).T)  # not contiguous
+    s = T(1, 1)
+    assert _program_kernels(f, xt, s)[0].spec.rank == 1
+    close(f(xt, s), np.exp(xt.numpy()) * s.numpy() + 1.0)
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (lambda x, b: x * b, ((4, 3), (3,))),  # a broadcast bias needs the row structure
+        (lambda x: x + ft.arange(3, dtype=ft.float32), ((4, 3),)),  # reads the index
+        (lambda x: ft.sum(ft.exp(x), axis=-1), ((4, 3),)),  # a row kernel
+    ],
+)
+def test_kernels_keep_their_rank_where_flat_would_change_them(fn, args):
+    xs = [T(*a) for a in args]
+    assert all(k.spec.rank == 2 for k in _program_kernels(jit(fn), *xs))
+    close(jit(fn)(*xs), fn(*xs), rtol=1e-5)
 
 
 # --------------------------------------------------------------- W-workloads
