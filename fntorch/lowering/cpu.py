@@ -57,22 +57,15 @@ def new_target_machine():
 _compile_lock = threading.Lock()
 
 
-def compile_object(ir_text: str, small: bool = False) -> bytes:
-    """Parses, verifies and O3-optimizes ``ir_text``; returns host object code.
-
-    ``small``: code for short calls (``kernels.SMALL_TUNING``): the O2 pipeline without
-    loop unrolling, interleaving or a vectorized epilogue. Those multiply the code LLVM
-    optimizes and emits and pay off only over long loops: on W5's ten kernels the
-    epilogue alone was ~15% of LLVM's time and O2 another ~7%, with the same vector body.
-    """
+def _optimized(ir_text: str, small: bool):
+    """(module, target machine): ``ir_text`` parsed, verified and optimized."""
     _init()
     # A context of its own: jit'ed functions may be called (and compile) from several
     # threads, and LLVM's global context is not thread-safe.
     mod = llvm.parse_assembly(ir_text, context=llvm.create_context())
     mod.verify()
     tm = new_target_machine()
-    triple, _, _ = host()
-    mod.triple = triple
+    mod.triple = host()[0]
     mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=2 if small else 3)
     if small:
@@ -83,20 +76,35 @@ def compile_object(ir_text: str, small: bool = False) -> bytes:
         # No per-module or per-function switch exists for epilogue vectorization.
         llvm.set_option("fntorch", f"-enable-epilogue-vectorization={str(not small).lower()}")
         pb.getModulePassManager().run(mod, pb)
+    return mod, tm
+
+
+def compile_object(ir_text: str, small: bool = False) -> bytes:
+    """Parses, verifies and O3-optimizes ``ir_text``; returns host object code.
+
+    ``small``: code for short calls (``kernels.SMALL_TUNING``): the O2 pipeline without
+    loop unrolling, interleaving or a vectorized epilogue. Those multiply the code LLVM
+    optimizes and emits and pay off only over long loops: on W5's ten kernels the
+    epilogue alone was ~15% of LLVM's time and O2 another ~7%, with the same vector body.
+    """
+    mod, tm = _optimized(ir_text, small)
     return tm.emit_object(mod)
 
 
-def optimized_ir(ir_text: str) -> str:
-    """The O3-optimized LLVM IR of ``ir_text`` (for inspecting vectorization)."""
-    _init()
-    mod = llvm.parse_assembly(ir_text)
-    tm = new_target_machine()
-    mod.triple = host()[0]
-    mod.data_layout = str(tm.target_data)
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
-    return str(mod)
+def optimized_ir(ir_text: str, small: bool = False) -> str:
+    """The optimized LLVM IR of ``ir_text``, as ``compile_object`` makes it (for
+    inspecting vectorization).
+
+    >>> ir = ("define void @f(ptr %p, i64 %n) {\\nentry:\\n  br label %loop\\nloop:\\n"
+    ...       "  %i = phi i64 [0, %entry], [%j, %loop]\\n"
+    ...       "  %q = getelementptr float, ptr %p, i64 %i\\n  %x = load float, ptr %q\\n"
+    ...       "  %y = fmul float %x, 2.0\\n  store float %y, ptr %q\\n  %j = add i64 %i, 1\\n"
+    ...       "  %c = icmp slt i64 %j, %n\\n  br i1 %c, label %loop, label %done\\n"
+    ...       "done:\\n  ret void\\n}\\n")
+    >>> "vec.epilog" in optimized_ir(ir), "vec.epilog" in optimized_ir(ir, small=True)
+    (True, False)
+    """
+    return str(_optimized(ir_text, small)[0])
 
 
 class _Engine:

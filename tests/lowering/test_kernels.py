@@ -595,3 +595,14 @@ def test_small_and_large_calls_use_their_own_compiles(softmax):
     flavours = {small for _, small in softmax._fns}
     assert flavours == ({True, False} if K.SMALL_TUNING else {False})
     assert softmax._cache_key("c", True) != softmax._cache_key("c", False)
+
+
+def test_epilogue_vectorization_follows_each_compile_not_the_last_one():
+    """The option is process-global LLVM state, set per compile under a lock."""
+    from fntorch.lowering import cpu
+    from fntorch.lowering.emit import emit_module
+
+    spec = KernelSpec(1, 0, (F32,), (KOp("exp", (("in", 0),), (), F32),), (("op", 0),), (False,))
+    text = str(emit_module(K.Kernel(spec).module()))
+    flags = ["vec.epilog" in cpu.optimized_ir(text, small) for small in (True, False, True, False)]
+    assert flags == [False, True, False, True]
