@@ -9,8 +9,11 @@ once, when the program is built or a frame is made:
 - intermediate kernel and matmul results that never reach the caller live in
   *preallocated* buffers, one set per frame, reused on every call; the views of them a
   kernel reads (broadcasts, transposes) are made once per frame;
-- results the caller receives are allocated fresh on every call (``np.empty``) and
-  never written again: tensors are immutable.
+- results the caller receives are fresh buffers on every call, never written again
+  while the caller can see them: tensors are immutable. Large ones are recycled
+  (``_Fresh``): a buffer the caller has dropped is written again on a later call
+  instead of mapping new pages (BENCHMARKS.md: glibc returns 16-26 MB blocks to the
+  system and the next call pays ~6 ms of page faults each).
 
 A call takes a frame from a small pool (so concurrent calls from several threads each
 get their own buffers), copies it, stores the inputs, runs each step (a closure over
@@ -27,7 +30,9 @@ from __future__ import annotations
 
 import math
 import operator
+import threading
 from functools import partial
+from sys import getrefcount
 
 import numpy as np
 
@@ -69,15 +74,17 @@ def get_kernel(spec, backend: str = "auto"):
     return k
 
 
-def _flat_size(st: KernelStep, shape, ident) -> int | None:
+def _flat_size(st: KernelStep, shape, ident, layouts) -> int | None:
     """The element count when ``st`` may run as a rank-1 kernel over raveled buffers,
     else None: an elementwise kernel of rank >= 2 in iteration order that reads no
-    element index, each input of the full shape or a single element.
+    element index, each input a single element or of the full shape and C-contiguous
+    (``layouts``: the stand-ins of ``_layout_of``; a view such as a broadcast would be
+    copied by the ravel).
 
     Such kernels then share one compile across shapes and ranks (W5: the SGD update of
     a weight and of a bias; the gradient scalings), and a flat loop is the least code
-    for LLVM to optimize. A non-contiguous input is copied by the ravel (correct;
-    its caller passed a strided view), never a kernel's own buffers.
+    for LLVM to optimize. An input that turns out non-contiguous at run time (a
+    strided array the caller passed) is copied by the ravel: correct, only slower.
     """
     spec = st.spec
     if spec.reduce_rank or spec.rank < 2 or not ident:
@@ -85,8 +92,10 @@ def _flat_size(st: KernelStep, shape, ident) -> int | None:
     refs = [a for op in spec.ops for a in op.args] + list(spec.outputs)
     if any(r[0] == "index" for r in refs) or any(op.prim == "iota" for op in spec.ops):
         return None
-    for u in st.inputs:
-        if not isinstance(u, Literal) and tuple(u.aval.shape) != shape and u.aval.size != 1:
+    for u, layout in zip(st.inputs, layouts):
+        if isinstance(u, Literal) or u.aval.size == 1:
+            continue
+        if tuple(u.aval.shape) != shape or layout is None or not layout.flags.c_contiguous:
             return None
     return math.prod(shape)
 
@@ -293,14 +302,14 @@ class _Builder:
     def kernel(self, idx: int, st: KernelStep):
         shape, perm = tuple(st.logical_shape), tuple(st.perm)
         ident = perm == tuple(range(len(perm)))
-        flat = _flat_size(st, shape, ident)
+        srcs = [self.value(u) for u in st.inputs]
+        src_layouts = [self._layout_of(src, u) for src, u in zip(srcs, st.inputs)]
+        flat = _flat_size(st, shape, ident, src_layouts)
         kern = get_kernel(st.spec._replace(rank=1) if flat else st.spec, self.backend)
         self.kernels.append(kern)
         adapt = _adapter(shape, perm)
         in_slots = []
-        for u in st.inputs:
-            src = self.value(u)
-            self._layout_of(src, u)
+        for u, src in zip(st.inputs, srcs):
             same = not isinstance(u, Literal) and tuple(u.aval.shape) == shape and ident
             if flat:
                 view = _ravel if same else partial(_broadcast_flat, size=flat)
@@ -546,12 +555,63 @@ def _perm_reshape(perm, shape):
     return view
 
 
+# Results of at least this many bytes are recycled (glibc's smallest mmap threshold).
+RECYCLE_BYTES = 1 << 17
+
+
+class _Fresh:
+    """Buffers of one shape and dtype for a result the caller receives.
+
+    ``take()`` returns a view of a buffer that nothing outside this object references
+    any more (the caller dropped the tensor and every view of it), else of a new one;
+    the last two buffers are kept, so a training loop that feeds each result to the
+    next call, dropping the one before, is served from two buffers. References are
+    counted by CPython (``sys.getrefcount``), so a buffer anyone can still read is never
+    written. The caller gets a view, not the buffer itself, so that ``jit``'s own count
+    (is a donated argument referenced elsewhere?) does not see this object's reference.
+
+    >>> f = _Fresh((1 << 16,), np.float32)
+    >>> a = f.take(); b = f.take()
+    >>> np.shares_memory(a, b)
+    False
+    >>> address = a.ctypes.data
+    >>> del a
+    >>> f.take().ctypes.data == address  # the dropped one, written again
+    True
+    """
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+        self.bufs: list = []
+        self.lock = threading.Lock()
+
+    def take(self):
+        with self.lock:
+            bufs = self.bufs
+            for i in range(len(bufs)):
+                if getrefcount(bufs[i]) == 2:  # the list and getrefcount's argument
+                    buf = bufs.pop(i)
+                    break
+            else:
+                buf = np.empty(self.shape, self.dtype)
+            bufs.insert(0, buf)
+            del bufs[2:]
+            return buf.view()
+
+
+def _allocator(shape, dtype):
+    """``take()`` for a fresh result: recycled when large (``_Fresh``)."""
+    if math.prod(shape) * np.dtype(dtype).itemsize >= RECYCLE_BYTES:
+        return _Fresh(shape, dtype).take
+    return partial(np.empty, shape, dtype)
+
+
 def _template_step(kern, ins, out, shape, dtype, fresh):
-    empty = np.empty
     if fresh:
+        take = _allocator(shape, dtype)
 
         def step(env):
-            env[out] = buf = empty(shape, dtype)
+            env[out] = buf = take()
             kern([env[i] for i in ins], [buf])
 
         return step
@@ -563,11 +623,11 @@ def _template_step(kern, ins, out, shape, dtype, fresh):
 
 
 def _matmul_step(matmul, a, b, out, shape, dtype, fresh):
-    empty = np.empty
     if fresh:
+        take = _allocator(shape, dtype)
 
         def step(env):
-            env[out] = matmul(env[a], env[b], out=empty(shape, dtype))
+            env[out] = matmul(env[a], env[b], out=take())
 
         return step
 
@@ -578,25 +638,25 @@ def _matmul_step(matmul, a, b, out, shape, dtype, fresh):
 
 
 def _kernel_step(kern, in_slots, out_slots, fresh):
-    empty = np.empty
     if not fresh:
 
         def step(env):
             kern([env[i] for i in in_slots], [env[o] for o in out_slots])
 
         return step
+    allocs = [(s, _allocator(shape, dtype), shape, dtype, d) for s, shape, dtype, d in fresh]
     if all(d is None for *_, d in fresh):
-        allocs = [(s, shape, dtype) for s, shape, dtype, _ in fresh]
+        takes = [(s, take) for s, take, *_ in allocs]
 
         def step_fresh(env):
-            for s, shape, dtype in allocs:
-                env[s] = empty(shape, dtype)
+            for s, take in takes:
+                env[s] = take()
             kern([env[i] for i in in_slots], [env[o] for o in out_slots])
 
         return step_fresh
 
     def step_donate(env):
-        for s, shape, dtype, donor in fresh:
+        for s, take, shape, dtype, donor in allocs:
             buf = env[donor] if donor is not None else None
             if (
                 buf is not None
@@ -606,7 +666,7 @@ def _kernel_step(kern, in_slots, out_slots, fresh):
             ):
                 env[s] = buf
             else:
-                env[s] = empty(shape, dtype)
+                env[s] = take()
         kern([env[i] for i in in_slots], [env[o] for o in out_slots])
 
     return step_donate

@@ -283,17 +283,68 @@ def test_flat_kernels_read_strided_and_single_element_inputs():
 
 
 @pytest.mark.parametrize(
-    "fn, args",
+    "fn, args, rank",
     [
-        (lambda x, b: x * b, ((4, 3), (3,))),  # a broadcast bias needs the row structure
-        (lambda x: x + ft.arange(3, dtype=ft.float32), ((4, 3),)),  # reads the index
-        (lambda x: ft.sum(ft.exp(x), axis=-1), ((4, 3),)),  # a row kernel
+        (lambda x, b: x * b, ((4, 3), (3,)), 2),  # a broadcast bias needs the row structure
+        (lambda x: x + ft.arange(3, dtype=ft.float32), ((4, 3),), 2),  # reads the index
+        (lambda x: ft.sum(ft.exp(x), axis=-1), ((4, 3),), 2),  # a row kernel
+        # full-shape inputs that are broadcast views (per-example outer products):
+        # raveling them would copy
+        (
+            lambda a, x: (
+                ft.broadcast_to(a[:, :, None], (4, 3, 5))
+                * ft.broadcast_to(x[:, None, :], (4, 3, 5))
+            ),
+            ((4, 3), (4, 5)),
+            3,
+        ),
     ],
 )
-def test_kernels_keep_their_rank_where_flat_would_change_them(fn, args):
+def test_kernels_keep_their_rank_where_flat_would_change_them(fn, args, rank):
     xs = [T(*a) for a in args]
-    assert all(k.spec.rank == 2 for k in _program_kernels(jit(fn), *xs))
+    assert [k.spec.rank for k in _program_kernels(jit(fn), *xs)] == [rank]
     close(jit(fn)(*xs), fn(*xs), rtol=1e-5)
+
+
+# ------------------------------------------------------------ recycled results
+
+
+def _address(t):
+    return t._value.__array_interface__["data"][0]
+
+
+def test_large_results_reuse_a_buffer_the_caller_dropped_and_never_one_it_holds():
+    f = jit(lambda x: ft.exp(x) + 1.0)
+    x = T(256, 256)  # 256 KiB: recycled
+    first = f(x)
+    held = first.numpy().copy()
+    kept = f(x * 2.0)  # `first` is held: a new buffer
+    assert _address(kept) != _address(first)
+    np.testing.assert_array_equal(first.numpy(), held)  # not overwritten
+    address = _address(first)
+    del first
+    again = f(x)  # `first` was dropped: its buffer is written again
+    assert _address(again) == address
+    close(again, np.exp(x.numpy()) + 1.0)
+    close(kept, np.exp(2.0 * x.numpy()) + 1.0)
+
+
+def test_a_view_of_a_result_keeps_its_buffer_from_being_reused():
+    f = jit(lambda x: ft.exp(x) * 3.0)
+    x = T(256, 256)
+    view = f(x).numpy()[:2]  # the tensor is gone, a view of its buffer is not
+    saved = view.copy()
+    for _ in range(3):
+        f(x * 0.5)
+    np.testing.assert_array_equal(view, saved)
+
+
+def test_donating_a_recycled_result_still_writes_in_place():
+    f = jit(lambda x: x * 2.0 + 1.0, donate_argnums=0)
+    y = f(T(256, 256))
+    address = _address(y)
+    z = f(y)  # y came from the recycler; its buffer is still donated
+    assert _address(z) == address
 
 
 # --------------------------------------------------------------- W-workloads
