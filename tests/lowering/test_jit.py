@@ -115,6 +115,21 @@ def test_threads_get_their_own_buffers():
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+def test_threads_never_share_a_recycled_result():
+    f = jit(lambda x: x * 0.5 + 1.0)  # 256 KiB results: recycled
+    held = {}
+
+    def work(i):
+        for j in range(20):  # every result stays alive: none may be written again
+            held[i, j] = f(ft.full((256, 256), float(100 * i + j)))
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    bad = [k for k, out in held.items() if not np.all(out.numpy() == (100 * k[0] + k[1]) / 2 + 1)]
+    assert not bad
+
+
 # ------------------------------------------------------------ static arguments
 
 
