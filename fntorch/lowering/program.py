@@ -11,7 +11,7 @@ once, when the program is built or a frame is made:
   kernel reads (broadcasts, transposes) are made once per frame;
 - results the caller receives are fresh buffers on every call, never written again
   while the caller can see them: tensors are immutable. Large ones are recycled
-  (``_Fresh``): a buffer the caller has dropped is written again on a later call
+  (``steps.Fresh``): a buffer the caller has dropped is written again on a later call
   instead of mapping new pages (BENCHMARKS.md: glibc returns 16-26 MB blocks to the
   system and the next call pays ~6 ms of page faults each).
 
@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import math
 import operator
-import threading
 from functools import partial
-from sys import getrefcount
 
 import numpy as np
 
@@ -43,6 +41,15 @@ from ..fx.graph import Literal, Var
 from .codegen import stash_plan
 from .control import control_steps
 from .fusion import KernelStep, LibraryStep, Plan, TemplateStep, is_column_sum
+from .steps import (
+    alloc,
+    call_step,
+    kernel_step,
+    matmul_step,
+    perm_reshape,
+    template_step,
+    unary_step,
+)
 
 CONST, LAYOUT, DYN = 0, 1, 2  # slot kinds: value fixed / buffer fixed / per call
 
@@ -250,10 +257,10 @@ class _Builder:
             val = fn(src_val)
             if val.size == 0 or np.may_share_memory(val, src_val):
                 out = self.new_slot(LAYOUT, val)
-                self.setup.append(_unary_step(fn, src, out))
+                self.setup.append(unary_step(fn, src, out))
                 return out
         out = self.new_slot(DYN)
-        self.steps.append(_unary_step(fn, src, out))
+        self.steps.append(unary_step(fn, src, out))
         if src in self.layout:
             try:
                 self.layout[out] = fn(self.layout[src])
@@ -337,9 +344,9 @@ class _Builder:
             else:
                 oshape = (flat,) if flat else oshape
                 slot = self.new_slot(LAYOUT, np.empty(oshape, dtype))
-                self.setup.append(partial(_alloc, slot, oshape, dtype))
+                self.setup.append(partial(alloc, slot, oshape, dtype))
             out_slots.append(slot)
-        self.steps.append(_kernel_step(kern, in_slots, out_slots, fresh))
+        self.steps.append(kernel_step(kern, in_slots, out_slots, fresh))
         inv = _inverse(perm)
         for (v, is_row), slot in zip(st.outputs, out_slots):
             if flat:
@@ -395,7 +402,7 @@ class _Builder:
         outs = [self.new_slot(DYN) for _ in e.outputs]
         for v, s in zip(e.outputs, outs):
             self.slot[v.id] = s
-        self.steps.append(_call_step(fn, ins, outs, multi))
+        self.steps.append(call_step(fn, ins, outs, multi))
 
     def _template(self, st: TemplateStep) -> bool:
         """One template kernel (gather, scatter*, scan, reduce_window) into a preallocated
@@ -421,8 +428,8 @@ class _Builder:
             slot = self.new_slot(DYN)
         else:
             slot = self.new_slot(LAYOUT, np.empty(shape, dtype))
-            self.setup.append(partial(_alloc, slot, shape, dtype))
-        self.steps.append(_template_step(kern, ins, slot, shape, dtype, fresh))
+            self.setup.append(partial(alloc, slot, shape, dtype))
+        self.steps.append(template_step(kern, ins, slot, shape, dtype, fresh))
         self.slot[out.id] = slot
         return True
 
@@ -445,8 +452,8 @@ class _Builder:
         a_shape, b_shape, o_shape = (b, m, k), (b, k, n), (b, m, n)
         if not lb:  # plain 2-d matmul: no batch loop in numpy
             a_shape, b_shape, o_shape = (m, k), (k, n), (m, n)
-        a = self.unary_view(_perm_reshape((*lb, *lfree, *lc), a_shape), self.value(lhs))
-        bb = self.unary_view(_perm_reshape((*rb, *rc, *rfree), b_shape), self.value(rhs))
+        a = self.unary_view(perm_reshape((*lb, *lfree, *lc), a_shape), self.value(lhs))
+        bb = self.unary_view(perm_reshape((*rb, *rc, *rfree), b_shape), self.value(rhs))
         out = e.outputs[0]
         if self.kind[a] == CONST and self.kind[bb] == CONST:
             return False
@@ -472,11 +479,11 @@ class _Builder:
         """``out = a @ b`` (slots) through numpy's matmul, seen as ``out``'s shape."""
         if out.id in self.escapes:
             slot = self.new_slot(DYN)
-            self.steps.append(_matmul_step(np.matmul, a, b, slot, o_shape, dtype, fresh=True))
+            self.steps.append(matmul_step(np.matmul, a, b, slot, o_shape, dtype, fresh=True))
         else:
             slot = self.new_slot(LAYOUT, np.empty(o_shape, dtype))
-            self.setup.append(partial(_alloc, slot, o_shape, dtype))
-            self.steps.append(_matmul_step(np.matmul, a, b, slot, o_shape, dtype, fresh=False))
+            self.setup.append(partial(alloc, slot, o_shape, dtype))
+            self.steps.append(matmul_step(np.matmul, a, b, slot, o_shape, dtype, fresh=False))
         self.slot[out.id] = self.unary_view(partial(np.reshape, shape=out.aval.shape), slot)
 
     def build(self) -> Program:
@@ -495,181 +502,12 @@ class _Builder:
 def _prepare_all(pairs) -> None:
     """Compiles (or loads) each kernel's expected variant now, before the first run.
 
-    One at a time, on this thread: compiling on two threads (LLVM releases the GIL) saved
-    ~10% of a cold first call, but a notebook kernel running it died intermittently in
-    CI, so the compiler stays on the calling thread until that is understood."""
+    One at a time, on this thread: llvmlite runs one LLVM call at a time (a process-wide
+    lock), so a second compiling thread only overlaps LLVM with the Python that builds
+    the next kernel's IR; measured on W5's cold first call, that overlap saved nothing
+    beyond the machine's noise (the GIL handoffs between LLVM's many calls eat it)."""
     for k, v, small in dict.fromkeys(pairs):
         k.prepare(v, small)
-
-
-# --------------------------------------------------------------- step closures
-
-
-def _alloc(slot, shape, dtype, env):
-    env[slot] = np.empty(shape, dtype)
-
-
-def _unary_step(fn, src, out):
-    def step(env):
-        env[out] = fn(env[src])
-
-    return step
-
-
-def _call_step(fn, ins, outs, multi):
-    if multi:
-
-        def step(env):
-            for o, r in zip(outs, fn(*[env[i] for i in ins])):
-                env[o] = r
-
-        return step
-    (o,) = outs
-    if len(ins) == 1:
-        (a,) = ins
-
-        def step1(env):
-            env[o] = fn(env[a])
-
-        return step1
-    if len(ins) == 2:
-        a, b = ins
-
-        def step2(env):
-            env[o] = fn(env[a], env[b])
-
-        return step2
-
-    def stepn(env):
-        env[o] = fn(*[env[i] for i in ins])
-
-    return stepn
-
-
-def _perm_reshape(perm, shape):
-    ident = tuple(perm) == tuple(range(len(perm)))
-
-    def view(x):
-        return np.reshape(x if ident else np.transpose(x, perm), shape)
-
-    return view
-
-
-# Results of at least this many bytes are recycled (glibc's smallest mmap threshold).
-RECYCLE_BYTES = 1 << 17
-
-
-class _Fresh:
-    """Buffers of one shape and dtype for a result the caller receives.
-
-    ``take()`` returns a view of a buffer that nothing outside this object references
-    any more (the caller dropped the tensor and every view of it), else of a new one;
-    the last two buffers are kept, so a training loop that feeds each result to the
-    next call, dropping the one before, is served from two buffers. References are
-    counted by CPython (``sys.getrefcount``), so a buffer anyone can still read is never
-    written. The caller gets a view, not the buffer itself, so that ``jit``'s own count
-    (is a donated argument referenced elsewhere?) does not see this object's reference.
-
-    >>> f = _Fresh((1 << 16,), np.float32)
-    >>> a = f.take(); b = f.take()
-    >>> np.shares_memory(a, b)
-    False
-    >>> address = a.ctypes.data
-    >>> del a
-    >>> f.take().ctypes.data == address  # the dropped one, written again
-    True
-    """
-
-    def __init__(self, shape, dtype):
-        self.shape, self.dtype = shape, dtype
-        self.bufs: list = []
-        self.lock = threading.Lock()
-
-    def take(self):
-        with self.lock:
-            bufs = self.bufs
-            for i in range(len(bufs)):
-                if getrefcount(bufs[i]) == 2:  # the list and getrefcount's argument
-                    buf = bufs.pop(i)
-                    break
-            else:
-                buf = np.empty(self.shape, self.dtype)
-            bufs.insert(0, buf)
-            del bufs[2:]
-            return buf.view()
-
-
-def _allocator(shape, dtype):
-    """``take()`` for a fresh result: recycled when large (``_Fresh``)."""
-    if math.prod(shape) * np.dtype(dtype).itemsize >= RECYCLE_BYTES:
-        return _Fresh(shape, dtype).take
-    return partial(np.empty, shape, dtype)
-
-
-def _template_step(kern, ins, out, shape, dtype, fresh):
-    if fresh:
-        take = _allocator(shape, dtype)
-
-        def step(env):
-            env[out] = buf = take()
-            kern([env[i] for i in ins], [buf])
-
-        return step
-
-    def step_pre(env):
-        kern([env[i] for i in ins], [env[out]])
-
-    return step_pre
-
-
-def _matmul_step(matmul, a, b, out, shape, dtype, fresh):
-    if fresh:
-        take = _allocator(shape, dtype)
-
-        def step(env):
-            env[out] = matmul(env[a], env[b], out=take())
-
-        return step
-
-    def step_pre(env):
-        matmul(env[a], env[b], out=env[out])
-
-    return step_pre
-
-
-def _kernel_step(kern, in_slots, out_slots, fresh):
-    if not fresh:
-
-        def step(env):
-            kern([env[i] for i in in_slots], [env[o] for o in out_slots])
-
-        return step
-    allocs = [(s, _allocator(shape, dtype), shape, dtype, d) for s, shape, dtype, d in fresh]
-    if all(d is None for *_, d in fresh):
-        takes = [(s, take) for s, take, *_ in allocs]
-
-        def step_fresh(env):
-            for s, take in takes:
-                env[s] = take()
-            kern([env[i] for i in in_slots], [env[o] for o in out_slots])
-
-        return step_fresh
-
-    def step_donate(env):
-        for s, take, shape, dtype, donor in allocs:
-            buf = env[donor] if donor is not None else None
-            if (
-                buf is not None
-                and buf.flags.writeable
-                and buf.flags.c_contiguous
-                and (buf.shape == shape and buf.dtype == dtype)
-            ):
-                env[s] = buf
-            else:
-                env[s] = take()
-        kern([env[i] for i in in_slots], [env[o] for o in out_slots])
-
-    return step_donate
 
 
 def build_program(plan: Plan, *, donated=(), backend: str = "auto") -> Program:

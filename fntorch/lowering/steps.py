@@ -1,0 +1,195 @@
+"""The steps of a compiled program: closures over slot indices of a frame (``program.py``),
+and the buffers of the results a caller receives (``Fresh``).
+
+A step is ``step(env)``: it reads and writes ``env``, a frame (a list of buffers). Each
+is built once per program with everything that depends only on shapes bound in, so a
+call does no more than index the frame and call the kernel or library function.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from functools import partial
+from sys import getrefcount
+
+import numpy as np
+
+__all__ = [
+    "Fresh",
+    "alloc",
+    "allocator",
+    "call_step",
+    "kernel_step",
+    "matmul_step",
+    "perm_reshape",
+    "template_step",
+    "unary_step",
+]
+
+
+def alloc(slot, shape, dtype, env):
+    env[slot] = np.empty(shape, dtype)
+
+
+def unary_step(fn, src, out):
+    def step(env):
+        env[out] = fn(env[src])
+
+    return step
+
+
+def call_step(fn, ins, outs, multi):
+    if multi:
+
+        def step(env):
+            for o, r in zip(outs, fn(*[env[i] for i in ins])):
+                env[o] = r
+
+        return step
+    (o,) = outs
+    if len(ins) == 1:
+        (a,) = ins
+
+        def step1(env):
+            env[o] = fn(env[a])
+
+        return step1
+    if len(ins) == 2:
+        a, b = ins
+
+        def step2(env):
+            env[o] = fn(env[a], env[b])
+
+        return step2
+
+    def stepn(env):
+        env[o] = fn(*[env[i] for i in ins])
+
+    return stepn
+
+
+def perm_reshape(perm, shape):
+    ident = tuple(perm) == tuple(range(len(perm)))
+
+    def view(x):
+        return np.reshape(x if ident else np.transpose(x, perm), shape)
+
+    return view
+
+
+# Results of at least this many bytes are recycled (glibc's smallest mmap threshold).
+RECYCLE_BYTES = 1 << 17
+
+
+class Fresh:
+    """Buffers of one shape and dtype for a result the caller receives.
+
+    ``take()`` returns a view of a buffer that nothing outside this object references
+    any more (the caller dropped the tensor and every view of it), else of a new one;
+    the last two buffers are kept, so a training loop that feeds each result to the
+    next call, dropping the one before, is served from two buffers. References are
+    counted by CPython (``sys.getrefcount``), so a buffer anyone can still read is never
+    written. The caller gets a view, not the buffer itself, so that ``jit``'s own count
+    (is a donated argument referenced elsewhere?) does not see this object's reference.
+
+    >>> f = Fresh((1 << 16,), np.float32)
+    >>> a = f.take(); b = f.take()
+    >>> np.shares_memory(a, b)
+    False
+    >>> address = a.ctypes.data
+    >>> del a
+    >>> f.take().ctypes.data == address  # the dropped one, written again
+    True
+    """
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+        self.bufs: list = []
+        self.lock = threading.Lock()
+
+    def take(self):
+        with self.lock:
+            bufs = self.bufs
+            for i in range(len(bufs)):
+                if getrefcount(bufs[i]) == 2:  # the list and getrefcount's argument
+                    buf = bufs.pop(i)
+                    break
+            else:
+                buf = np.empty(self.shape, self.dtype)
+            bufs.insert(0, buf)
+            del bufs[2:]
+            return buf.view()
+
+
+def allocator(shape, dtype):
+    """``take()`` for a fresh result: recycled when large (``Fresh``)."""
+    if math.prod(shape) * np.dtype(dtype).itemsize >= RECYCLE_BYTES:
+        return Fresh(shape, dtype).take
+    return partial(np.empty, shape, dtype)
+
+
+def template_step(kern, ins, out, shape, dtype, fresh):
+    if fresh:
+        take = allocator(shape, dtype)
+
+        def step(env):
+            env[out] = buf = take()
+            kern([env[i] for i in ins], [buf])
+
+        return step
+
+    def step_pre(env):
+        kern([env[i] for i in ins], [env[out]])
+
+    return step_pre
+
+
+def matmul_step(matmul, a, b, out, shape, dtype, fresh):
+    if fresh:
+        take = allocator(shape, dtype)
+
+        def step(env):
+            env[out] = matmul(env[a], env[b], out=take())
+
+        return step
+
+    def step_pre(env):
+        matmul(env[a], env[b], out=env[out])
+
+    return step_pre
+
+
+def kernel_step(kern, in_slots, out_slots, fresh):
+    if not fresh:
+
+        def step(env):
+            kern([env[i] for i in in_slots], [env[o] for o in out_slots])
+
+        return step
+    allocs = [(s, allocator(shape, dtype), shape, dtype, d) for s, shape, dtype, d in fresh]
+    if all(d is None for *_, d in fresh):
+        takes = [(s, take) for s, take, *_ in allocs]
+
+        def step_fresh(env):
+            for s, take in takes:
+                env[s] = take()
+            kern([env[i] for i in in_slots], [env[o] for o in out_slots])
+
+        return step_fresh
+
+    def step_donate(env):
+        for s, take, shape, dtype, donor in allocs:
+            buf = env[donor] if donor is not None else None
+            if (
+                buf is not None
+                and buf.flags.writeable
+                and buf.flags.c_contiguous
+                and (buf.shape == shape and buf.dtype == dtype)
+            ):
+                env[s] = buf
+            else:
+                env[s] = take()
+        kern([env[i] for i in in_slots], [env[o] for o in out_slots])
+
+    return step_donate
