@@ -36,7 +36,16 @@ import functools
 
 import numpy as np
 
-from .spec import REDUCTIONS, KernelSpec
+from .spec import (
+    REDUCTIONS,
+    KernelSpec,
+    cone_of,
+    inputs_used,
+    operand_dtype,
+    out_dtype,
+    row_levels,
+    stash_plan,
+)
 
 FUNCTION_NAME = "fntorch_kernel"
 
@@ -92,132 +101,6 @@ def _abi() -> tuple[int, int, int, int]:
     return off
 
 
-# ---------------------------------------------------------------------- analysis
-def _operand_dtype(spec: KernelSpec, op) -> np.dtype:
-    """The dtype of ``op``'s (non-selector) operands: ``("lit", v)`` takes it."""
-    if op.prim == "select_n":
-        return np.dtype(op.dtype)
-    for a in op.args:
-        if a[0] == "in":
-            return np.dtype(spec.input_dtypes[a[1]])
-        if a[0] == "op":
-            return np.dtype(spec.ops[a[1]].dtype)
-        if a[0] == "index":
-            return np.dtype(np.int64)
-    for a in op.args:
-        if hasattr(a[1], "dtype"):
-            return np.dtype(a[1].dtype)
-    return np.dtype(op.dtype)
-
-
-def _row_level(spec: KernelSpec) -> list[bool]:
-    """Per op: is it a per-row value (a reduction, or only per-row args and literals)?"""
-    k, rank = spec.reduce_rank, spec.rank
-    out = []
-    for op in spec.ops:
-        if op.prim in REDUCTIONS:
-            out.append(True)
-            continue
-        row = k > 0
-        for kind, x in op.args:
-            if kind == "in" or (kind == "index" and x >= rank - k) or (kind == "op" and not out[x]):
-                row = False
-        out.append(row)
-    return out
-
-
-def _cone(spec: KernelSpec, refs) -> set[int]:
-    """Ops the values ``refs`` depend on (stopping at reductions, which are per row)."""
-    seen: set[int] = set()
-    stack = [x for kind, x in refs if kind == "op"]
-    while stack:
-        j = stack.pop()
-        if j in seen:
-            continue
-        seen.add(j)
-        if spec.ops[j].prim not in REDUCTIONS:
-            stack.extend(x for kind, x in spec.ops[j].args if kind == "op")
-    return seen
-
-
-def _inputs_used(spec: KernelSpec, refs, ops: set[int]) -> set[int]:
-    used = {x for kind, x in refs if kind == "in"}
-    for j in ops:
-        if spec.ops[j].prim not in REDUCTIONS:
-            used |= {x for kind, x in spec.ops[j].args if kind == "in"}
-    return used
-
-
-@functools.cache
-def _expensive() -> frozenset:
-    from . import mathlib
-
-    return frozenset(mathlib.FUNCTIONS) | {"pow", "atan2"}
-
-
-@functools.cache  # the program's donation check and the code generator both ask
-def stash_plan(spec: KernelSpec) -> dict[int, tuple[int, int]]:
-    """Row kernels: op -> (output, pass): where the op's values wait between passes.
-
-    An elementwise op with a transcendental in its cone that the first reduction pass
-    computes and a later pass needs again (softmax's ``exp``) is stored into a
-    full-shape output of its dtype during that pass and loaded back by the later passes,
-    which would otherwise recompute it. The row is in L1 by then, so the load is cheaper
-    than even ``exp``. The output's real value overwrites it in the last pass. Passes
-    are numbered as they run: the reductions in order, then the full-shape write.
-
-    Such a kernel writes an output before it has read all of its inputs, so an input
-    must not share that output's buffer (the program's donation checks this). The
-    returned dict is shared between callers: read it, do not change it.
-
-    >>> import numpy as np
-    >>> from fntorch.lowering.spec import KernelSpec, KOp
-    >>> f32 = np.dtype("float32")
-    >>> softmax = KernelSpec(2, 1, (f32,), (
-    ...     KOp("reduce_max", (("in", 0),), (), f32), KOp("sub", (("in", 0), ("op", 0)), (), f32),
-    ...     KOp("exp", (("op", 1),), (), f32), KOp("reduce_sum", (("op", 2),), (), f32),
-    ...     KOp("div", (("op", 2), ("op", 3)), (), f32)), (("op", 4),), (False,))
-    >>> stash_plan(softmax)  # exp (op 2) waits in output 0 from pass 1 on
-    {2: (0, 1)}
-    """
-    if not spec.reduce_rank:
-        return {}
-    row_level = _row_level(spec)
-    passes = [spec.ops[r].args for r in range(len(spec.ops)) if spec.ops[r].prim in REDUCTIONS]
-    passes.append(tuple(ref for ref, row in zip(spec.outputs, spec.output_is_row) if not row))
-    needs = [{j for j in _cone(spec, refs) if not row_level[j]} for refs in passes]
-    free = [
-        o
-        for o, (ref, row) in enumerate(zip(spec.outputs, spec.output_is_row))
-        if not row and ref not in spec.outputs[:o]
-    ]
-    plan: dict[int, tuple[int, int]] = {}
-    expensive = _expensive()
-    # Outermost values first: the operands of a stashed op need no stash of their own.
-    for j in reversed(range(len(spec.ops))):
-        op = spec.ops[j]
-        if row_level[j] or sum(j in n for n in needs) < 2:
-            continue
-        if any(j in _cone(spec, [("op", p)]) for p in plan):
-            continue
-        cone = {i for i in _cone(spec, [("op", j)]) if not row_level[i]}
-        if not any(spec.ops[i].prim in expensive for i in cone):
-            continue
-        o = next((o for o in free if _out_dtype(spec, o) == np.dtype(op.dtype)), None)
-        if o is None:
-            continue
-        free.remove(o)
-        plan[j] = (o, next(p for p, n in enumerate(needs) if j in n))
-    return plan
-
-
-def _out_dtype(spec: KernelSpec, o: int) -> np.dtype:
-    kind, x = spec.outputs[o]
-    if kind == "in":
-        return np.dtype(spec.input_dtypes[x])
-    return np.dtype(spec.ops[x].dtype)
-
-
 # ---------------------------------------------------------------------- codegen
 class _Gen:
     """Emits one variant of one spec with a ``KernelBuilder``."""
@@ -229,7 +112,7 @@ class _Gen:
         self.B, self.spec, self.variant, self.name = B, spec, variant, name
         self.rules, self.reducers = lowering_rules, reduction_rules
         self.b = B.KernelBuilder()
-        self.row_level = _row_level(spec)
+        self.row_level = row_levels(spec)
         self.n_in, self.n_out = len(spec.input_dtypes), len(spec.outputs)
 
     # -------------------------------------------------------------- values
@@ -289,7 +172,7 @@ class _Gen:
         rule = self.rules.get(op.prim)
         if rule is None:
             raise _unsupported(op.prim)
-        dtype = _operand_dtype(self.spec, op)
+        dtype = operand_dtype(self.spec, op)
         # A primitive's own ``dtype`` param (iota) is the result dtype: out_dtype says it.
         params = {k: v for k, v in op.params if k not in ("dtype", "out_dtype")}
         v = rule(self.b, *args, dtype=dtype, out_dtype=np.dtype(op.dtype), **params)
@@ -309,7 +192,7 @@ class _Gen:
         op = self.spec.ops[x]
         if op.prim in REDUCTIONS:
             raise AssertionError(f"reduction %{x} used before its pass")
-        odt = _operand_dtype(self.spec, op)
+        odt = operand_dtype(self.spec, op)
         args = []
         for pos, a in enumerate(op.args):
             adt = self._selector_dtype(a) if op.prim == "select_n" and pos == 0 else odt
@@ -458,7 +341,7 @@ class _Gen:
     def _elementwise(self, lo, hi):
         b, B, spec = self.b, self.B, self.spec
         rank = spec.rank
-        used = _inputs_used(spec, spec.outputs, _cone(spec, spec.outputs))
+        used = inputs_used(spec, spec.outputs, cone_of(spec, spec.outputs))
         outs = list(range(self.n_in, self.n_in + self.n_out))
 
         if rank == 0:
@@ -491,7 +374,7 @@ class _Gen:
         b.loop(lo, hi, [], body)
 
     def _out_dtype(self, o):
-        return _out_dtype(self.spec, o)
+        return out_dtype(self.spec, o)
 
     def _inner_loop(self, bases, used, outs, lo, hi, outer_idx, inner_dim, env0=None):
         """The vectorizable innermost loop writing the full-shape outputs ``outs``."""
@@ -550,7 +433,7 @@ class _Gen:
 
             def prepare(refs):
                 """Computes the per-row ops ``refs`` need, in the row block."""
-                for j in sorted(_cone(self.spec, refs)):
+                for j in sorted(cone_of(self.spec, refs)):
                     if (
                         self.row_level[j]
                         and j not in row_env
@@ -561,9 +444,9 @@ class _Gen:
             for pass_no, r in enumerate(reductions):
                 op = spec.ops[r]
                 prepare(op.args)
-                cone = {j for j in _cone(spec, op.args) if not self.row_level[j]}
-                used = _inputs_used(spec, op.args, cone)
-                dtype = _operand_dtype(spec, op)
+                cone = {j for j in cone_of(spec, op.args) if not self.row_level[j]}
+                used = inputs_used(spec, op.args, cone)
+                dtype = operand_dtype(spec, op)
                 red = self.reducers[op.prim]
                 state = red.init(b, dtype)
 
@@ -582,8 +465,8 @@ class _Gen:
             if full_outs:
                 refs = [spec.outputs[s - self.n_in] for s in full_outs]
                 prepare(refs)
-                cone = {j for j in _cone(spec, refs) if not self.row_level[j]}
-                used = _inputs_used(spec, refs, cone)
+                cone = {j for j in cone_of(spec, refs) if not self.row_level[j]}
+                used = inputs_used(spec, refs, cone)
 
                 def write(load_input, index, flat, st, bases=bases):
                     env = dict(row_env)

@@ -38,9 +38,9 @@ from ..devices import cpu_impls
 from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from ..fx.graph import Literal, Var
-from .codegen import stash_plan
 from .control import control_steps
 from .fusion import KernelStep, LibraryStep, Plan, TemplateStep, is_column_sum
+from .spec import stash_plan
 from .steps import (
     alloc,
     call_step,

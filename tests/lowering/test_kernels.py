@@ -14,10 +14,9 @@ import numpy as np
 import pytest
 
 from fntorch.lowering import kernels as K
-from fntorch.lowering.codegen import stash_plan
 from fntorch.lowering.interpret import run_spec
 from fntorch.lowering.rules import KERNEL_PRIMITIVES
-from fntorch.lowering.spec import KernelSpec, KOp
+from fntorch.lowering.spec import KernelSpec, KOp, stash_plan
 
 F16, BF16 = np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
