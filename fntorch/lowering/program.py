@@ -10,10 +10,10 @@ once, when the program is built or a frame is made:
   *preallocated* buffers, one set per frame, reused on every call; the views of them a
   kernel reads (broadcasts, transposes) are made once per frame;
 - results the caller receives are fresh buffers on every call, never written again
-  while the caller can see them: tensors are immutable. Large ones are recycled
-  (``steps.Fresh``): a buffer the caller has dropped is written again on a later call
-  instead of mapping new pages (BENCHMARKS.md: glibc returns 16-26 MB blocks to the
-  system and the next call pays ~6 ms of page faults each).
+  while the caller can see them: tensors are immutable. Those of 128 KiB to 64 MiB
+  are recycled (``steps.Fresh``): a buffer the caller has dropped is written again on
+  a later call instead of mapping new pages (BENCHMARKS.md: glibc returns 16-26 MB
+  blocks to the system and the next call pays ~6 ms of page faults each).
 
 A call takes a frame from a small pool (so concurrent calls from several threads each
 get their own buffers), copies it, stores the inputs, runs each step (a closure over

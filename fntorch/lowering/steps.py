@@ -80,6 +80,10 @@ def perm_reshape(perm, shape):
 
 # Results of at least this many bytes are recycled (glibc's smallest mmap threshold).
 RECYCLE_BYTES = 1 << 17
+# ... and at most this many: recycled buffers stay allocated (two per result) while the
+# program lives, so larger results go back to the allocator rather than a program
+# holding hundreds of MiB that its caller has let go (at the price of page faults).
+RECYCLE_MAX_BYTES = 1 << 26
 
 
 class Fresh:
@@ -123,8 +127,14 @@ class Fresh:
 
 
 def allocator(shape, dtype):
-    """``take()`` for a fresh result: recycled when large (``Fresh``)."""
-    if math.prod(shape) * np.dtype(dtype).itemsize >= RECYCLE_BYTES:
+    """``take()`` for a fresh result: recycled when large (``Fresh``).
+
+    >>> type(allocator((1 << 16,), np.float32)).__name__  # 256 KiB
+    'method'
+    >>> type(allocator((1 << 25,), np.float32)).__name__  # 128 MiB: plain np.empty
+    'partial'
+    """
+    if RECYCLE_BYTES <= math.prod(shape) * np.dtype(dtype).itemsize <= RECYCLE_MAX_BYTES:
         return Fresh(shape, dtype).take
     return partial(np.empty, shape, dtype)
 
