@@ -186,7 +186,7 @@ class _Builder:
         self.setup: list = []
         self.steps: list = []
         # Views of the inputs, made before every other step: right after a big matmul
-        # the same view costs 10-40 us instead of 2-3 (the caches are full of BLAS).
+        # the same view costs 30-46 us instead of 2-3 (the caches are full of BLAS).
         self.prologue: list = []
         self.early = set(range(self.n_in))  # slots whose views can go to the prologue
         self.kernels: list = []
