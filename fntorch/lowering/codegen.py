@@ -39,11 +39,11 @@ import numpy as np
 from .spec import (
     REDUCTIONS,
     KernelSpec,
-    cone_of,
-    inputs_used,
-    operand_dtype,
-    out_dtype,
-    row_levels,
+    _cone_of,
+    _inputs_used,
+    _operand_dtype,
+    _out_dtype,
+    _row_levels,
     stash_plan,
 )
 
@@ -112,7 +112,7 @@ class _Gen:
         self.B, self.spec, self.variant, self.name = B, spec, variant, name
         self.rules, self.reducers = lowering_rules, reduction_rules
         self.b = B.KernelBuilder()
-        self.row_level = row_levels(spec)
+        self.row_level = _row_levels(spec)
         self.n_in, self.n_out = len(spec.input_dtypes), len(spec.outputs)
 
     # -------------------------------------------------------------- values
@@ -172,7 +172,7 @@ class _Gen:
         rule = self.rules.get(op.prim)
         if rule is None:
             raise _unsupported(op.prim)
-        dtype = operand_dtype(self.spec, op)
+        dtype = _operand_dtype(self.spec, op)
         # A primitive's own ``dtype`` param (iota) is the result dtype: out_dtype says it.
         params = {k: v for k, v in op.params if k not in ("dtype", "out_dtype")}
         v = rule(self.b, *args, dtype=dtype, out_dtype=np.dtype(op.dtype), **params)
@@ -192,7 +192,7 @@ class _Gen:
         op = self.spec.ops[x]
         if op.prim in REDUCTIONS:
             raise AssertionError(f"reduction %{x} used before its pass")
-        odt = operand_dtype(self.spec, op)
+        odt = _operand_dtype(self.spec, op)
         args = []
         for pos, a in enumerate(op.args):
             adt = self._selector_dtype(a) if op.prim == "select_n" and pos == 0 else odt
@@ -341,7 +341,7 @@ class _Gen:
     def _elementwise(self, lo, hi):
         b, B, spec = self.b, self.B, self.spec
         rank = spec.rank
-        used = inputs_used(spec, spec.outputs, cone_of(spec, spec.outputs))
+        used = _inputs_used(spec, spec.outputs, _cone_of(spec, spec.outputs))
         outs = list(range(self.n_in, self.n_in + self.n_out))
 
         if rank == 0:
@@ -374,7 +374,7 @@ class _Gen:
         b.loop(lo, hi, [], body)
 
     def _out_dtype(self, o):
-        return out_dtype(self.spec, o)
+        return _out_dtype(self.spec, o)
 
     def _inner_loop(self, bases, used, outs, lo, hi, outer_idx, inner_dim, env0=None):
         """The vectorizable innermost loop writing the full-shape outputs ``outs``."""
@@ -433,7 +433,7 @@ class _Gen:
 
             def prepare(refs):
                 """Computes the per-row ops ``refs`` need, in the row block."""
-                for j in sorted(cone_of(self.spec, refs)):
+                for j in sorted(_cone_of(self.spec, refs)):
                     if (
                         self.row_level[j]
                         and j not in row_env
@@ -444,9 +444,9 @@ class _Gen:
             for pass_no, r in enumerate(reductions):
                 op = spec.ops[r]
                 prepare(op.args)
-                cone = {j for j in cone_of(spec, op.args) if not self.row_level[j]}
-                used = inputs_used(spec, op.args, cone)
-                dtype = operand_dtype(spec, op)
+                cone = {j for j in _cone_of(spec, op.args) if not self.row_level[j]}
+                used = _inputs_used(spec, op.args, cone)
+                dtype = _operand_dtype(spec, op)
                 red = self.reducers[op.prim]
                 state = red.init(b, dtype)
 
@@ -465,8 +465,8 @@ class _Gen:
             if full_outs:
                 refs = [spec.outputs[s - self.n_in] for s in full_outs]
                 prepare(refs)
-                cone = {j for j in cone_of(spec, refs) if not self.row_level[j]}
-                used = inputs_used(spec, refs, cone)
+                cone = {j for j in _cone_of(spec, refs) if not self.row_level[j]}
+                used = _inputs_used(spec, refs, cone)
 
                 def write(load_input, index, flat, st, bases=bases):
                     env = dict(row_env)

@@ -18,7 +18,7 @@ for (see below), else 0. Calls under ``PARALLEL_THRESHOLD`` elements keep the GI
 
 Code generation (the loop nests, variants, narrow floats) is ``codegen.py``; this module
 compiles, caches, loads and calls. Calls below ``PARALLEL_THRESHOLD`` use a variant
-compiled without loop unrolling and interleaving (``SMALL_TUNING``); larger ones the
+compiled for short loops (``SMALL_TUNING``, see ``cpu.compile_object``); larger ones the
 full O3 pipeline, split across the cores in chunks.
 
 >>> import numpy as np
@@ -53,10 +53,11 @@ __all__ = ["FUNCTION_NAME", "Kernel", "compile_kernel", "get_num_threads", "set_
 # W5 MLP step 6% and the W8 scan RNN 9% faster (medians, interleaved A/B), and large
 # kernels (W2-W4: 4M elements) still split across the cores.
 PARALLEL_THRESHOLD = 1 << 19
-# Calls below the threshold run a variant compiled without loop unrolling and
-# interleaving: those multiply the code LLVM optimizes and emits (W5's kernels: 998 ms
-# of LLVM time with them, 407 ms without), and pay off only over long loops. Large calls
-# get the full O3 pipeline. Off: every variant gets the full pipeline.
+# Calls below the threshold run a variant compiled for short loops (O2, no unrolling,
+# interleaving or vectorized epilogue; ``cpu.compile_object``): those multiply the code
+# LLVM optimizes and emits (W5's kernels: 998 ms of LLVM time with unrolling and
+# interleaving, 407 ms without), and pay off only over long loops. Large calls get the
+# full O3 pipeline. Off: every variant gets the full pipeline.
 SMALL_TUNING = True
 # A large call is cut into this many chunks per thread (see Kernel._large).
 CHUNKS_PER_THREAD = 4
@@ -136,6 +137,27 @@ def run_split(fn, key: int, outer: int, parts: int) -> None:
 
 
 # ------------------------------------------------------------------------ Kernel
+_SIG = (ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_HOLD, _RELEASE = ctypes.PYFUNCTYPE(*_SIG), ctypes.CFUNCTYPE(*_SIG)
+
+
+def callables(addr: int):
+    """``(hold, release)``: the compiled function at ``addr`` (kernels' and templates'
+    ``int32 f(arrays, lo, hi)``) called keeping the GIL, and releasing it. Small calls
+    keep it (releasing it costs more than they run); large ones release it, so other
+    Python threads and the pool's workers run meanwhile.
+
+    >>> from fntorch.lowering import cpu
+    >>> obj = cpu.compile_object("define i32 @fntorch_doc_sum(ptr %a, i64 %lo, i64 %hi) {\\n"
+    ...                          "  %s = add i64 %lo, %hi\\n  %t = trunc i64 %s to i32\\n"
+    ...                          "  ret i32 %t\\n}\\n")
+    >>> hold, release = callables(cpu.load(obj, "fntorch_doc_sum"))
+    >>> hold(0, 2, 3), release(0, 2, 3)
+    (5, 5)
+    """
+    return _HOLD(addr), _RELEASE(addr)
+
+
 def _variant_of(inputs, rank: int) -> str:
     """One letter per input: its innermost stride is contiguous, 0, or general."""
     if rank == 0:
@@ -210,11 +232,7 @@ class Kernel:
                 mod = self.module(variant, name)
                 return cpu.compile_object(str(emit_module(mod)), small=small)
 
-            addr = _cache.load_or_build(self._cache_key(variant, small), build)
-            sig = (ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-            # Small calls keep the GIL (releasing it costs more than they run); large ones
-            # release it, so other Python threads and the pool's workers run meanwhile.
-            fns = (ctypes.PYFUNCTYPE(*sig)(addr), ctypes.CFUNCTYPE(*sig)(addr))
+            fns = callables(_cache.load_or_build(self._cache_key(variant, small), build))
             self._fns[(variant, small)] = fns
             return fns
 

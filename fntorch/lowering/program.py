@@ -11,7 +11,7 @@ once, when the program is built or a frame is made:
   kernel reads (broadcasts, transposes) are made once per frame;
 - results the caller receives are fresh buffers on every call, never written again
   while the caller can see them: tensors are immutable. Those of 128 KiB to 64 MiB
-  are recycled (``steps.Fresh``): a buffer the caller has dropped is written again on
+  are recycled (``steps._Fresh``): a buffer the caller has dropped is written again on
   a later call instead of mapping new pages (BENCHMARKS.md: glibc returns 16-26 MB
   blocks to the system and the next call pays ~6 ms of page faults each).
 
@@ -42,13 +42,13 @@ from .control import control_steps
 from .fusion import KernelStep, LibraryStep, Plan, TemplateStep, is_column_sum
 from .spec import stash_plan
 from .steps import (
-    alloc,
-    call_step,
-    kernel_step,
-    matmul_step,
-    perm_reshape,
-    template_step,
-    unary_step,
+    _alloc,
+    _call_step,
+    _kernel_step,
+    _matmul_step,
+    _perm_reshape,
+    _template_step,
+    _unary_step,
 )
 
 CONST, LAYOUT, DYN = 0, 1, 2  # slot kinds: value fixed / buffer fixed / per call
@@ -105,10 +105,6 @@ def _flat_size(st: KernelStep, shape, ident, layouts) -> int | None:
         if tuple(u.aval.shape) != shape or layout is None or not layout.flags.c_contiguous:
             return None
     return math.prod(shape)
-
-
-def _ravel(buf):
-    return buf.reshape(-1)
 
 
 def _broadcast_flat(buf, size):
@@ -261,14 +257,14 @@ class _Builder:
             val = fn(src_val)
             if val.size == 0 or np.may_share_memory(val, src_val):
                 out = self.new_slot(LAYOUT, val)
-                self.setup.append(unary_step(fn, src, out))
+                self.setup.append(_unary_step(fn, src, out))
                 return out
         out = self.new_slot(DYN)
         if src in self.early:
             self.early.add(out)
-            self.prologue.append(unary_step(fn, src, out))
+            self.prologue.append(_unary_step(fn, src, out))
         else:
-            self.steps.append(unary_step(fn, src, out))
+            self.steps.append(_unary_step(fn, src, out))
         if src in self.layout:
             try:
                 self.layout[out] = fn(self.layout[src])
@@ -327,7 +323,7 @@ class _Builder:
         for u, src in zip(st.inputs, srcs):
             same = not isinstance(u, Literal) and tuple(u.aval.shape) == shape and ident
             if flat:
-                view = _ravel if same else partial(_broadcast_flat, size=flat)
+                view = np.ravel if same else partial(_broadcast_flat, size=flat)
                 in_slots.append(self.unary_view(view, src))
             else:
                 in_slots.append(src if same else self.unary_view(adapt, src))
@@ -346,15 +342,15 @@ class _Builder:
                 donor = self._donor(idx, st, oshape, dtype, is_row)
                 if flat:
                     oshape = (flat,)
-                    if donor is not None:
-                        donor = self.unary_view(_ravel, self.value(self.graph.invars[donor]))
+                    if donor is not None:  # an input position is its slot
+                        donor = self.unary_view(np.ravel, donor)
                 fresh.append((slot, oshape, dtype, donor))
             else:
                 oshape = (flat,) if flat else oshape
                 slot = self.new_slot(LAYOUT, np.empty(oshape, dtype))
-                self.setup.append(partial(alloc, slot, oshape, dtype))
+                self.setup.append(partial(_alloc, slot, oshape, dtype))
             out_slots.append(slot)
-        self.steps.append(kernel_step(kern, in_slots, out_slots, fresh))
+        self.steps.append(_kernel_step(kern, in_slots, out_slots, fresh))
         inv = _inverse(perm)
         for (v, is_row), slot in zip(st.outputs, out_slots):
             if flat:
@@ -410,7 +406,7 @@ class _Builder:
         outs = [self.new_slot(DYN) for _ in e.outputs]
         for v, s in zip(e.outputs, outs):
             self.slot[v.id] = s
-        self.steps.append(call_step(fn, ins, outs, multi))
+        self.steps.append(_call_step(fn, ins, outs, multi))
 
     def _template(self, st: TemplateStep) -> bool:
         """One template kernel (gather, scatter*, scan, reduce_window) into a preallocated
@@ -436,8 +432,8 @@ class _Builder:
             slot = self.new_slot(DYN)
         else:
             slot = self.new_slot(LAYOUT, np.empty(shape, dtype))
-            self.setup.append(partial(alloc, slot, shape, dtype))
-        self.steps.append(template_step(kern, ins, slot, shape, dtype, fresh))
+            self.setup.append(partial(_alloc, slot, shape, dtype))
+        self.steps.append(_template_step(kern, ins, slot, shape, dtype, fresh))
         self.slot[out.id] = slot
         return True
 
@@ -460,8 +456,8 @@ class _Builder:
         a_shape, b_shape, o_shape = (b, m, k), (b, k, n), (b, m, n)
         if not lb:  # plain 2-d matmul: no batch loop in numpy
             a_shape, b_shape, o_shape = (m, k), (k, n), (m, n)
-        a = self.unary_view(perm_reshape((*lb, *lfree, *lc), a_shape), self.value(lhs))
-        bb = self.unary_view(perm_reshape((*rb, *rc, *rfree), b_shape), self.value(rhs))
+        a = self.unary_view(_perm_reshape((*lb, *lfree, *lc), a_shape), self.value(lhs))
+        bb = self.unary_view(_perm_reshape((*rb, *rc, *rfree), b_shape), self.value(rhs))
         out = e.outputs[0]
         if self.kind[a] == CONST and self.kind[bb] == CONST:
             return False
@@ -487,11 +483,11 @@ class _Builder:
         """``out = a @ b`` (slots) through numpy's matmul, seen as ``out``'s shape."""
         if out.id in self.escapes:
             slot = self.new_slot(DYN)
-            self.steps.append(matmul_step(np.matmul, a, b, slot, o_shape, dtype, fresh=True))
+            self.steps.append(_matmul_step(np.matmul, a, b, slot, o_shape, dtype, fresh=True))
         else:
             slot = self.new_slot(LAYOUT, np.empty(o_shape, dtype))
-            self.setup.append(partial(alloc, slot, o_shape, dtype))
-            self.steps.append(matmul_step(np.matmul, a, b, slot, o_shape, dtype, fresh=False))
+            self.setup.append(partial(_alloc, slot, o_shape, dtype))
+            self.steps.append(_matmul_step(np.matmul, a, b, slot, o_shape, dtype, fresh=False))
         self.slot[out.id] = self.unary_view(partial(np.reshape, shape=out.aval.shape), slot)
 
     def build(self) -> Program:

@@ -99,7 +99,7 @@ class KernelSpec(NamedTuple):
 
 
 # ---------------------------------------------------------------------- analysis
-def operand_dtype(spec: KernelSpec, op) -> np.dtype:
+def _operand_dtype(spec: KernelSpec, op) -> np.dtype:
     """The dtype of ``op``'s (non-selector) operands: ``("lit", v)`` takes it."""
     if op.prim == "select_n":
         return np.dtype(op.dtype)
@@ -116,7 +116,7 @@ def operand_dtype(spec: KernelSpec, op) -> np.dtype:
     return np.dtype(op.dtype)
 
 
-def row_levels(spec: KernelSpec) -> list[bool]:
+def _row_levels(spec: KernelSpec) -> list[bool]:
     """Per op: is it a per-row value (a reduction, or only per-row args and literals)?"""
     k, rank = spec.reduce_rank, spec.rank
     out = []
@@ -132,7 +132,7 @@ def row_levels(spec: KernelSpec) -> list[bool]:
     return out
 
 
-def cone_of(spec: KernelSpec, refs) -> set[int]:
+def _cone_of(spec: KernelSpec, refs) -> set[int]:
     """Ops the values ``refs`` depend on (stopping at reductions, which are per row)."""
     seen: set[int] = set()
     stack = [x for kind, x in refs if kind == "op"]
@@ -146,7 +146,7 @@ def cone_of(spec: KernelSpec, refs) -> set[int]:
     return seen
 
 
-def inputs_used(spec: KernelSpec, refs, ops: set[int]) -> set[int]:
+def _inputs_used(spec: KernelSpec, refs, ops: set[int]) -> set[int]:
     used = {x for kind, x in refs if kind == "in"}
     for j in ops:
         if spec.ops[j].prim not in REDUCTIONS:
@@ -155,7 +155,7 @@ def inputs_used(spec: KernelSpec, refs, ops: set[int]) -> set[int]:
 
 
 @functools.cache
-def expensive_prims() -> frozenset:
+def _expensive_prims() -> frozenset:
     from . import mathlib
 
     return frozenset(mathlib.FUNCTIONS) | {"pow", "atan2"}
@@ -187,28 +187,28 @@ def stash_plan(spec: KernelSpec) -> dict[int, tuple[int, int]]:
     """
     if not spec.reduce_rank:
         return {}
-    row_level = row_levels(spec)
+    row_level = _row_levels(spec)
     passes = [spec.ops[r].args for r in range(len(spec.ops)) if spec.ops[r].prim in REDUCTIONS]
     passes.append(tuple(ref for ref, row in zip(spec.outputs, spec.output_is_row) if not row))
-    needs = [{j for j in cone_of(spec, refs) if not row_level[j]} for refs in passes]
+    needs = [{j for j in _cone_of(spec, refs) if not row_level[j]} for refs in passes]
     free = [
         o
         for o, (ref, row) in enumerate(zip(spec.outputs, spec.output_is_row))
         if not row and ref not in spec.outputs[:o]
     ]
     plan: dict[int, tuple[int, int]] = {}
-    expensive = expensive_prims()
+    expensive = _expensive_prims()
     # Outermost values first: the operands of a stashed op need no stash of their own.
     for j in reversed(range(len(spec.ops))):
         op = spec.ops[j]
         if row_level[j] or sum(j in n for n in needs) < 2:
             continue
-        if any(j in cone_of(spec, [("op", p)]) for p in plan):
+        if any(j in _cone_of(spec, [("op", p)]) for p in plan):
             continue
-        cone = {i for i in cone_of(spec, [("op", j)]) if not row_level[i]}
+        cone = {i for i in _cone_of(spec, [("op", j)]) if not row_level[i]}
         if not any(spec.ops[i].prim in expensive for i in cone):
             continue
-        o = next((o for o in free if out_dtype(spec, o) == np.dtype(op.dtype)), None)
+        o = next((o for o in free if _out_dtype(spec, o) == np.dtype(op.dtype)), None)
         if o is None:
             continue
         free.remove(o)
@@ -216,7 +216,7 @@ def stash_plan(spec: KernelSpec) -> dict[int, tuple[int, int]]:
     return plan
 
 
-def out_dtype(spec: KernelSpec, o: int) -> np.dtype:
+def _out_dtype(spec: KernelSpec, o: int) -> np.dtype:
     kind, x = spec.outputs[o]
     if kind == "in":
         return np.dtype(spec.input_dtypes[x])

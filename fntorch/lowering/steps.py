@@ -1,5 +1,5 @@
 """The steps of a compiled program: closures over slot indices of a frame (``program.py``),
-and the buffers of the results a caller receives (``Fresh``).
+and the buffers of the results a caller receives (``_Fresh``).
 
 A step is ``step(env)``: it reads and writes ``env``, a frame (a list of buffers). Each
 is built once per program with everything that depends only on shapes bound in, so a
@@ -15,31 +15,19 @@ from sys import getrefcount
 
 import numpy as np
 
-__all__ = [
-    "Fresh",
-    "alloc",
-    "allocator",
-    "call_step",
-    "kernel_step",
-    "matmul_step",
-    "perm_reshape",
-    "template_step",
-    "unary_step",
-]
 
-
-def alloc(slot, shape, dtype, env):
+def _alloc(slot, shape, dtype, env):
     env[slot] = np.empty(shape, dtype)
 
 
-def unary_step(fn, src, out):
+def _unary_step(fn, src, out):
     def step(env):
         env[out] = fn(env[src])
 
     return step
 
 
-def call_step(fn, ins, outs, multi):
+def _call_step(fn, ins, outs, multi):
     if multi:
 
         def step(env):
@@ -69,7 +57,7 @@ def call_step(fn, ins, outs, multi):
     return stepn
 
 
-def perm_reshape(perm, shape):
+def _perm_reshape(perm, shape):
     ident = tuple(perm) == tuple(range(len(perm)))
 
     def view(x):
@@ -81,12 +69,12 @@ def perm_reshape(perm, shape):
 # Results of at least this many bytes are recycled (glibc's smallest mmap threshold).
 RECYCLE_BYTES = 1 << 17
 # ... and at most this many: recycled buffers stay allocated (two per result) while the
-# program lives, so larger results go back to the allocator rather than a program
+# program lives, so larger results go back to the _allocator rather than a program
 # holding hundreds of MiB that its caller has let go (at the price of page faults).
 RECYCLE_MAX_BYTES = 1 << 26
 
 
-class Fresh:
+class _Fresh:
     """Buffers of one shape and dtype for a result the caller receives.
 
     ``take()`` returns a view of a buffer that nothing outside this object references
@@ -97,7 +85,7 @@ class Fresh:
     written. The caller gets a view, not the buffer itself, so that ``jit``'s own count
     (is a donated argument referenced elsewhere?) does not see this object's reference.
 
-    >>> f = Fresh((1 << 16,), np.float32)
+    >>> f = _Fresh((1 << 16,), np.float32)
     >>> a = f.take(); b = f.take()
     >>> np.shares_memory(a, b)
     False
@@ -126,22 +114,22 @@ class Fresh:
             return buf.view()
 
 
-def allocator(shape, dtype):
-    """``take()`` for a fresh result: recycled when large (``Fresh``).
+def _allocator(shape, dtype):
+    """``take()`` for a fresh result: recycled when large (``_Fresh``).
 
-    >>> type(allocator((1 << 16,), np.float32)).__name__  # 256 KiB
+    >>> type(_allocator((1 << 16,), np.float32)).__name__  # 256 KiB
     'method'
-    >>> type(allocator((1 << 25,), np.float32)).__name__  # 128 MiB: plain np.empty
+    >>> type(_allocator((1 << 25,), np.float32)).__name__  # 128 MiB: plain np.empty
     'partial'
     """
     if RECYCLE_BYTES <= math.prod(shape) * np.dtype(dtype).itemsize <= RECYCLE_MAX_BYTES:
-        return Fresh(shape, dtype).take
+        return _Fresh(shape, dtype).take
     return partial(np.empty, shape, dtype)
 
 
-def template_step(kern, ins, out, shape, dtype, fresh):
+def _template_step(kern, ins, out, shape, dtype, fresh):
     if fresh:
-        take = allocator(shape, dtype)
+        take = _allocator(shape, dtype)
 
         def step(env):
             env[out] = buf = take()
@@ -155,9 +143,9 @@ def template_step(kern, ins, out, shape, dtype, fresh):
     return step_pre
 
 
-def matmul_step(matmul, a, b, out, shape, dtype, fresh):
+def _matmul_step(matmul, a, b, out, shape, dtype, fresh):
     if fresh:
-        take = allocator(shape, dtype)
+        take = _allocator(shape, dtype)
 
         def step(env):
             env[out] = matmul(env[a], env[b], out=take())
@@ -170,14 +158,14 @@ def matmul_step(matmul, a, b, out, shape, dtype, fresh):
     return step_pre
 
 
-def kernel_step(kern, in_slots, out_slots, fresh):
+def _kernel_step(kern, in_slots, out_slots, fresh):
     if not fresh:
 
         def step(env):
             kern([env[i] for i in in_slots], [env[o] for o in out_slots])
 
         return step
-    allocs = [(s, allocator(shape, dtype), shape, dtype, d) for s, shape, dtype, d in fresh]
+    allocs = [(s, _allocator(shape, dtype), shape, dtype, d) for s, shape, dtype, d in fresh]
     if all(d is None for *_, d in fresh):
         takes = [(s, take) for s, take, *_ in allocs]
 

@@ -44,7 +44,6 @@ accumulate in float32 and round once, as the numpy impl does.
 
 from __future__ import annotations
 
-import ctypes
 import math
 import threading
 
@@ -52,7 +51,7 @@ import numpy as np
 
 from . import cache as _cache
 from .codegen import FUNCTION_NAME, _abi, _Gen
-from .kernels import PARALLEL_THRESHOLD, get_num_threads, run_split
+from .kernels import PARALLEL_THRESHOLD, callables, get_num_threads, run_split
 from .spec_special import GatherSpec, ScanSpec, ScatterSpec, WindowSpec
 
 
@@ -391,7 +390,6 @@ class _TGen:
 
 
 # ------------------------------------------------------------------------ kernels
-_SIG = (ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
 
 class TemplateKernel:
@@ -413,10 +411,7 @@ class TemplateKernel:
 
             return cpu.compile_object(str(emit_module(self.module(name))))
 
-        addr = _cache.load_or_build(key, build)
-        # Small calls keep the GIL (releasing it costs more than they run).
-        self._hold = ctypes.PYFUNCTYPE(*_SIG)(addr)
-        self._release = ctypes.CFUNCTYPE(*_SIG)(addr)
+        self._hold, self._release = callables(_cache.load_or_build(key, build))
 
     def module(self, name: str = FUNCTION_NAME):
         """The kernel's xDSL module (``llvm`` dialect), its function called ``name``."""
