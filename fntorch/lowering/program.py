@@ -38,6 +38,7 @@ from ..devices import cpu_impls
 from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from ..fx.graph import Literal, Var
+from . import blas
 from .control import control_steps
 from .fusion import KernelStep, LibraryStep, Plan, TemplateStep, is_column_sum
 from .spec import stash_plan
@@ -483,11 +484,11 @@ class _Builder:
         """``out = a @ b`` (slots) through numpy's matmul, seen as ``out``'s shape."""
         if out.id in self.escapes:
             slot = self.new_slot(DYN)
-            self.steps.append(_matmul_step(np.matmul, a, b, slot, o_shape, dtype, fresh=True))
+            self.steps.append(_matmul_step(blas.matmul, a, b, slot, o_shape, dtype, fresh=True))
         else:
             slot = self.new_slot(LAYOUT, np.empty(o_shape, dtype))
             self.setup.append(partial(_alloc, slot, o_shape, dtype))
-            self.steps.append(_matmul_step(np.matmul, a, b, slot, o_shape, dtype, fresh=False))
+            self.steps.append(_matmul_step(blas.matmul, a, b, slot, o_shape, dtype, fresh=False))
         self.slot[out.id] = self.unary_view(partial(np.reshape, shape=out.aval.shape), slot)
 
     def build(self) -> Program:

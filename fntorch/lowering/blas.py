@@ -1,0 +1,126 @@
+"""Matrix products for compiled programs: small ones on one BLAS thread.
+
+OpenBLAS threads a product above ~2^18 multiply-adds, and after every threaded call its
+worker threads spin (``sched_yield`` in a loop) for about 2^28 cycles, ~0.1 s, waiting
+for the next one. On a machine with few cores that spinning takes a core from whatever
+runs next: the compiled kernels of the same program, or the next call. On W6 (2 cores)
+the one product is (128, 784) x (784, 64); threaded, it took 84 us against 150 us on one
+thread, but the large kernel after it went from 0.63 to 1.09 ms beside the spinning
+worker (measured with ``OPENBLAS_THREAD_TIMEOUT=4``, which only numpy's import can
+read). So a product below ``ONE_THREAD_MACS`` runs with OpenBLAS set to one thread: it
+saves less by threading than the spinning costs after it.
+
+Larger products keep OpenBLAS's threads. Splitting them over fntorch's own threads
+instead (one thread pool, BLAS single-threaded in each part) was measured and is
+slower: each part packs the shared operand again, which OpenBLAS's threaded gemm does
+once. W5's (128, 784) x (784, 512) took 0.61 ms threaded by OpenBLAS, 0.84-1.2 ms in
+two row or column blocks, and the W5 step went from 3.8 to 4.7 ms.
+
+The thread count is set through the two functions OpenBLAS exports for it, found in the
+OpenBLAS library numpy loaded, and restored after each product, so numpy calls outside
+fntorch keep OpenBLAS's threads. threadpoolctl does the same in general, but its
+``limit`` costs ~9 us an entry (a product here can take 20 us), and it is not one of
+the project's dependencies. Where numpy's BLAS is not OpenBLAS (MKL, Accelerate), the
+products call ``np.matmul`` unchanged.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import threading
+
+import numpy as np
+
+__all__ = ["matmul"]
+
+# Multiply-adds below which a product runs on one BLAS thread (~0.3 ms on one core
+# here): W6's product (6.4M) is below it, W5's (33M-51M) and W9's (1G) above.
+ONE_THREAD_MACS = 1 << 24
+
+# (get, set) of numpy's OpenBLAS, by the symbol names its builds export: numpy 2's
+# scipy-openblas wheels, numpy 1's openblas64_ wheels, and a system OpenBLAS.
+_SYMBOLS = (
+    ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+    ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
+    ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
+    ("openblas_get_num_threads", "openblas_set_num_threads"),
+)
+_state: dict = {}
+_lock = threading.Lock()
+
+
+def _candidates() -> list[str]:
+    libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    found = sorted(glob.glob(os.path.join(libs, "*openblas*")))
+    try:  # a numpy linked against a system OpenBLAS: whatever the process loaded
+        with open("/proc/self/maps") as maps:
+            found += sorted({ln.split()[-1] for ln in maps if "openblas" in ln and "/" in ln})
+    except OSError:
+        pass
+    return found
+
+
+def _openblas():
+    """``(get, set)`` of numpy's OpenBLAS thread count, or ``None`` when numpy's BLAS is
+    not OpenBLAS (looked up once)."""
+    if "fns" not in _state:
+        _state["fns"] = None
+        for path in _candidates():
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for get_name, set_name in _SYMBOLS:
+                get, put = getattr(lib, get_name, None), getattr(lib, set_name, None)
+                if get is not None and put is not None:
+                    get.restype, get.argtypes = ctypes.c_int, []
+                    put.restype, put.argtypes = None, [ctypes.c_int]
+                    _state["fns"] = (get, put)
+                    break
+            if _state["fns"] is not None:
+                break
+    return _state["fns"]
+
+
+class _OneThread:
+    """OpenBLAS on one thread while any fntorch product runs, restored after the last
+    one (a count, so products on several Python threads at once restore the user's
+    setting, not each other's)."""
+
+    def __init__(self):
+        self.depth = 0
+        self.saved = 1
+
+    def __enter__(self):
+        get, put = _state["fns"]
+        with _lock:
+            if self.depth == 0:
+                self.saved = get()
+                if self.saved != 1:
+                    put(1)
+            self.depth += 1
+
+    def __exit__(self, *exc):
+        with _lock:
+            self.depth -= 1
+            if self.depth == 0 and self.saved != 1:
+                _state["fns"][1](self.saved)
+
+
+_one_thread = _OneThread()
+
+
+def matmul(a, b, out):
+    """``np.matmul(a, b, out=out)``, on one BLAS thread when the product is small (see
+    the module's docstring); returns ``out``.
+
+    >>> a, b = np.ones((4, 3), np.float32), np.ones((3, 2), np.float32)
+    >>> matmul(a, b, np.empty((4, 2), np.float32)).tolist()
+    [[3.0, 3.0], [3.0, 3.0], [3.0, 3.0], [3.0, 3.0]]
+    """
+    if out.size * a.shape[-1] >= ONE_THREAD_MACS or _openblas() is None:
+        return np.matmul(a, b, out=out)
+    with _one_thread:
+        return np.matmul(a, b, out=out)

@@ -1,0 +1,86 @@
+"""Compiled programs' matrix products (``lowering/blas.py``): small ones on one BLAS
+thread, with numpy's setting restored after each."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import fntorch as ft
+from fntorch.lowering import blas
+
+openblas = pytest.mark.skipif(blas._openblas() is None, reason="numpy's BLAS is not OpenBLAS")
+
+
+def _threads():
+    return blas._openblas()[0]()
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [((5, 7), (7, 3)), ((3, 5, 7), (3, 7, 2)), ((7,), (7, 4)), ((512, 256), (256, 256))],
+)
+def test_equals_numpy(a_shape, b_shape):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = rng.standard_normal(b_shape).astype(np.float32)
+    want = a @ b
+    out = np.empty_like(want)
+    assert blas.matmul(a, b, out) is out
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+@openblas
+def test_small_product_runs_on_one_thread_and_restores(monkeypatch):
+    before = _threads()
+    seen = []
+
+    def spy(a, b, out):
+        seen.append(_threads())
+        return np.dot(a, b, out=out)
+
+    monkeypatch.setattr(blas.np, "matmul", spy)
+    a, b = np.ones((8, 8), np.float32), np.ones((8, 8), np.float32)
+    blas.matmul(a, b, np.empty((8, 8), np.float32))
+    big = np.ones((512, 256), np.float32), np.ones((256, 256), np.float32)
+    blas.matmul(*big, np.empty((512, 256), np.float32))  # 2^25 multiply-adds: as it was
+    assert seen == [1, before]
+    assert _threads() == before
+
+
+@openblas
+def test_concurrent_products_restore_the_users_setting():
+    get, put = blas._openblas()
+    before = get()
+    put(2)
+    try:
+        a = np.ones((16, 16), np.float32)
+
+        def work():
+            for _ in range(300):
+                blas.matmul(a, a, np.empty((16, 16), np.float32))
+
+        threads = [threading.Thread(target=work) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert get() == 2 and blas._one_thread.depth == 0
+    finally:
+        put(before)
+
+
+@openblas
+def test_jit_program_leaves_numpys_setting_as_it_found_it():
+    before = _threads()
+    f = ft.jit(lambda x, w: ft.tanh(x @ w))
+    x, w = ft.ones((4, 8)), ft.ones((8, 3))
+    np.testing.assert_allclose(np.asarray(f(x, w)), np.tanh(np.full((4, 3), 8.0)), rtol=1e-6)
+    assert _threads() == before
+
+
+def test_without_openblas_calls_numpy(monkeypatch):
+    monkeypatch.setitem(blas._state, "fns", None)
+    a = np.arange(6, dtype=np.float64).reshape(2, 3)
+    out = np.empty((2, 2))
+    np.testing.assert_array_equal(blas.matmul(a, a.T, out), a @ a.T)
