@@ -89,6 +89,7 @@ def _versions() -> str:
         "builder.py",
         "emit.py",
         "mathlib.py",
+        "mathcore.py",
         "rules.py",
         "kernels.py",
         "codegen.py",
