@@ -242,9 +242,13 @@ def run_workload(
     """Measure ``workload`` in each available framework of ``frameworks``, interleaved.
 
     Every implementation is built and warmed up first (its first call is kept apart),
-    then the implementations take turns, one call each (A B A B ...), until each has
-    ``settings.min_runs`` calls and ``settings.min_time`` seconds. Outputs are checked
-    against the workload's reference framework; a mismatch goes into the note.
+    then the implementations take turns, one call each, until each has
+    ``settings.min_runs`` calls and ``settings.min_time`` seconds. Each round starts one
+    place later (A B C, B C A, C A B, ...), so every implementation follows every other
+    equally often: what a call leaves behind (spinning worker threads, an evicted cache)
+    slows the next framework's call, and a fixed order would always hand it to the same
+    one. Outputs are checked against the workload's reference framework; a mismatch goes
+    into the note.
     """
     wanted = set(frameworks)
     impls = [i for i in workload.impls if i.framework in wanted and available(i.framework)]
@@ -275,8 +279,11 @@ def run_workload(
     gc.collect()
     started = time.perf_counter()
     live = list(thunks)
+    rounds = 0
     while live:
-        for entry in list(live):
+        start = rounds % len(live)
+        rounds += 1
+        for entry in live[start:] + live[:start]:
             res, framework, thunk = entry
             dt, faults, _ = _timed_call(framework, thunk)
             res.times.append(dt)

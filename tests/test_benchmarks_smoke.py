@@ -83,3 +83,18 @@ def test_a_wrong_result_is_flagged_and_jit_gets_a_first_call_row():
     assert all("MISMATCH" not in r.note for r in results)
     names = [row[1] for row in _report.rows(right, results)]
     assert names == ["numpy", "fntorch", "fntorch first call"]
+
+
+def test_each_implementation_follows_every_other():
+    calls = []
+    w = h.Workload("WX", "call order", make_inputs=dict)
+    for name in "abc":
+
+        @w.impl("numpy", label=name)
+        def build(inputs, name=name):
+            return lambda: calls.append(name)
+
+    h.run_workload(w, ("numpy",), h.Settings(min_runs=6, min_time=0.0, warmup=0))
+    timed = "".join(calls)[3:]  # after the three first calls (no warm-up)
+    pairs = {timed[i : i + 2] for i in range(len(timed) - 1)}
+    assert {"ab", "ba", "bc", "cb", "ca", "ac"} <= pairs
