@@ -1,4 +1,5 @@
-"""Matrix products for compiled programs: small ones on one BLAS thread.
+"""Matrix products for compiled programs: small ones on one BLAS thread where a kernel
+split over fntorch's threads needs the cores.
 
 OpenBLAS threads a product above ~2^18 multiply-adds, and after every threaded call its
 worker threads spin (``sched_yield`` in a loop) for about 2^28 cycles, ~0.1 s, waiting
@@ -8,7 +9,8 @@ the one product is (128, 784) x (784, 64); threaded, it took 84 us against 150 u
 thread, but the large kernel after it went from 0.63 to 1.09 ms beside the spinning
 worker (measured with ``OPENBLAS_THREAD_TIMEOUT=4``, which only numpy's import can
 read). So a product below ``ONE_THREAD_MACS`` runs with OpenBLAS set to one thread: it
-saves less by threading than the spinning costs after it.
+saves less by threading than the spinning costs after it. Only programs that split a
+kernel over fntorch's threads do this (see ``Products``).
 
 Larger products keep OpenBLAS's threads. Splitting them over fntorch's own threads
 instead (one thread pool, BLAS single-threaded in each part) was measured and is
@@ -33,7 +35,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["matmul"]
+__all__ = ["Products"]
 
 # Multiply-adds below which a product runs on one BLAS thread (~0.3 ms on one core
 # here): W6's product (6.4M) is below it, W5's (33M-51M) and W9's (1G) above.
@@ -112,15 +114,30 @@ class _OneThread:
 _one_thread = _OneThread()
 
 
-def matmul(a, b, out):
-    """``np.matmul(a, b, out=out)``, on one BLAS thread when the product is small (see
-    the module's docstring); returns ``out``.
+class Products:
+    """The matrix products of one compiled program. ``one_thread`` (set when the program
+    is built) is whether its small products run on one BLAS thread: true when the
+    program splits a kernel over fntorch's threads, the ones OpenBLAS's spinning workers
+    would take a core from. A program of small kernels keeps OpenBLAS's threads, whose
+    hot workers make a chain of small products faster: W8's scanned RNN body, 256 x 256
+    products and kernels of 8K elements, took 37 ms a call with its products on one
+    thread against 31 ms without (A/B in one process).
 
-    >>> a, b = np.ones((4, 3), np.float32), np.ones((3, 2), np.float32)
-    >>> matmul(a, b, np.empty((4, 2), np.float32)).tolist()
-    [[3.0, 3.0], [3.0, 3.0], [3.0, 3.0], [3.0, 3.0]]
+    >>> p = Products(); p.one_thread = True
+    >>> a = np.ones((4, 3), np.float32)
+    >>> p.matmul(a, a.T, np.empty((4, 4), np.float32))[0].tolist()
+    [3.0, 3.0, 3.0, 3.0]
     """
-    if out.size * a.shape[-1] >= ONE_THREAD_MACS or _openblas() is None:
-        return np.matmul(a, b, out=out)
-    with _one_thread:
-        return np.matmul(a, b, out=out)
+
+    __slots__ = ("one_thread",)
+
+    def __init__(self):
+        self.one_thread = False
+
+    def matmul(self, a, b, out):
+        """``np.matmul(a, b, out=out)``, on one BLAS thread when ``one_thread`` and the
+        product is small (see the module's docstring); returns ``out``."""
+        if not self.one_thread or out.size * a.shape[-1] >= ONE_THREAD_MACS or _openblas() is None:
+            return np.matmul(a, b, out=out)
+        with _one_thread:
+            return np.matmul(a, b, out=out)

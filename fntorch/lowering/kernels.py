@@ -272,6 +272,10 @@ class Kernel:
             return
         self._large(arrays)
 
+    def splits(self, size: int) -> bool:
+        """Whether a call over ``size`` elements is split over the kernel threads."""
+        return size * self._passes >= PARALLEL_THRESHOLD and get_num_threads() > 1
+
     def _switch(self, arrays, small: bool):
         """``prepare`` for the variant these arrays need."""
         return self.prepare(

@@ -187,6 +187,8 @@ class _Builder:
         self.prologue: list = []
         self.early = set(range(self.n_in))  # slots whose views can go to the prologue
         self.kernels: list = []
+        self.products = blas.Products()
+        self.threaded = False  # whether some kernel splits over the kernel threads
         for i, v in enumerate(g.invars):
             self.slot[v.id] = i
             self.kind.append(DYN)
@@ -319,6 +321,8 @@ class _Builder:
         flat = _flat_size(st, shape, ident, src_layouts)
         kern = get_kernel(st.spec._replace(rank=1) if flat else st.spec, self.backend)
         self.kernels.append(kern)
+        splits = getattr(kern, "splits", None)  # the numpy interpreter has no threads
+        self.threaded |= splits is not None and splits(math.prod(shape))
         adapt = _adapter(shape, perm)
         in_slots = []
         for u, src in zip(st.inputs, srcs):
@@ -484,11 +488,15 @@ class _Builder:
         """``out = a @ b`` (slots) through numpy's matmul, seen as ``out``'s shape."""
         if out.id in self.escapes:
             slot = self.new_slot(DYN)
-            self.steps.append(_matmul_step(blas.matmul, a, b, slot, o_shape, dtype, fresh=True))
+            self.steps.append(
+                _matmul_step(self.products.matmul, a, b, slot, o_shape, dtype, fresh=True)
+            )
         else:
             slot = self.new_slot(LAYOUT, np.empty(o_shape, dtype))
             self.setup.append(partial(_alloc, slot, o_shape, dtype))
-            self.steps.append(_matmul_step(blas.matmul, a, b, slot, o_shape, dtype, fresh=False))
+            self.steps.append(
+                _matmul_step(self.products.matmul, a, b, slot, o_shape, dtype, fresh=False)
+            )
         self.slot[out.id] = self.unary_view(partial(np.reshape, shape=out.aval.shape), slot)
 
     def build(self) -> Program:
@@ -498,11 +506,14 @@ class _Builder:
             else:
                 self.library(st)
         _prepare_all(self.prepare)
+        self.products.one_thread = self.threaded
         out_slots = [self.value(v) for v in self.graph.outvars]
         proto = [p if k == CONST else None for p, k in zip(self.probe, self.kind)][self.n_in :]
         # Setup steps index the full frame; the frame kept in the pool drops the inputs.
         steps = self.prologue + self.steps
-        return Program(self.n_in, proto, self.setup, steps, out_slots, self.kernels, self.plan)
+        program = Program(self.n_in, proto, self.setup, steps, out_slots, self.kernels, self.plan)
+        program.products = self.products
+        return program
 
 
 def _prepare_all(pairs) -> None:

@@ -1,5 +1,6 @@
-"""Compiled programs' matrix products (``lowering/blas.py``): small ones on one BLAS
-thread, with numpy's setting restored after each."""
+"""Compiled programs' matrix products (``lowering/blas.py``): in programs that split a
+kernel over threads, small ones run on one BLAS thread, with numpy's setting restored
+after each."""
 
 import threading
 
@@ -16,6 +17,12 @@ def _threads():
     return blas._openblas()[0]()
 
 
+def _products(one_thread=True):
+    p = blas.Products()
+    p.one_thread = one_thread
+    return p
+
+
 @pytest.mark.parametrize(
     "a_shape, b_shape",
     [((5, 7), (7, 3)), ((3, 5, 7), (3, 7, 2)), ((7,), (7, 4)), ((512, 256), (256, 256))],
@@ -26,7 +33,7 @@ def test_equals_numpy(a_shape, b_shape):
     b = rng.standard_normal(b_shape).astype(np.float32)
     want = a @ b
     out = np.empty_like(want)
-    assert blas.matmul(a, b, out) is out
+    assert _products().matmul(a, b, out) is out
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
 
 
@@ -41,10 +48,11 @@ def test_small_product_runs_on_one_thread_and_restores(monkeypatch):
 
     monkeypatch.setattr(blas.np, "matmul", spy)
     a, b = np.ones((8, 8), np.float32), np.ones((8, 8), np.float32)
-    blas.matmul(a, b, np.empty((8, 8), np.float32))
+    _products().matmul(a, b, np.empty((8, 8), np.float32))
     big = np.ones((512, 256), np.float32), np.ones((256, 256), np.float32)
-    blas.matmul(*big, np.empty((512, 256), np.float32))  # 2^25 multiply-adds: as it was
-    assert seen == [1, before]
+    _products().matmul(*big, np.empty((512, 256), np.float32))  # 2^25 multiply-adds
+    _products(one_thread=False).matmul(a, b, np.empty((8, 8), np.float32))
+    assert seen == [1, before, before]
     assert _threads() == before
 
 
@@ -54,11 +62,11 @@ def test_concurrent_products_restore_the_users_setting():
     before = get()
     put(2)
     try:
-        a = np.ones((16, 16), np.float32)
+        a, products = np.ones((16, 16), np.float32), _products()
 
         def work():
             for _ in range(300):
-                blas.matmul(a, a, np.empty((16, 16), np.float32))
+                products.matmul(a, a, np.empty((16, 16), np.float32))
 
         threads = [threading.Thread(target=work) for _ in range(3)]
         for t in threads:
@@ -70,12 +78,22 @@ def test_concurrent_products_restore_the_users_setting():
         put(before)
 
 
+def _built(f, *args):
+    (entry,) = f._cache.values()
+    return entry.program
+
+
 @openblas
-def test_jit_program_leaves_numpys_setting_as_it_found_it():
+def test_programs_with_threaded_kernels_use_one_blas_thread():
     before = _threads()
-    f = ft.jit(lambda x, w: ft.tanh(x @ w))
-    x, w = ft.ones((4, 8)), ft.ones((8, 3))
-    np.testing.assert_allclose(np.asarray(f(x, w)), np.tanh(np.full((4, 3), 8.0)), rtol=1e-6)
+    big = ft.jit(lambda x, w, y: (ft.tanh(x @ w), ft.exp(y)))  # exp(y): a threaded kernel
+    small = ft.jit(lambda x, w: ft.tanh(x @ w))
+    x, w, y = ft.ones((4, 8)), ft.ones((8, 3)), ft.ones((1024, 1024))
+    got = big(x, w, y)[0], small(x, w)
+    for g in got:
+        np.testing.assert_allclose(np.asarray(g), np.tanh(np.full((4, 3), 8.0)), rtol=1e-6)
+    flags = [s.products.one_thread for s in (_built(big, x, w, y), _built(small, x, w))]
+    assert flags == [True, False]
     assert _threads() == before
 
 
@@ -83,4 +101,4 @@ def test_without_openblas_calls_numpy(monkeypatch):
     monkeypatch.setitem(blas._state, "fns", None)
     a = np.arange(6, dtype=np.float64).reshape(2, 3)
     out = np.empty((2, 2))
-    np.testing.assert_array_equal(blas.matmul(a, a.T, out), a @ a.T)
+    np.testing.assert_array_equal(_products().matmul(a, a.T, out), a @ a.T)
