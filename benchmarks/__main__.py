@@ -184,6 +184,10 @@ def main(argv=None) -> int:
         if policy == "passive"
         else f"OMP_WAIT_POLICY={policy or 'unset'}: idle OpenMP threads may spin on a core"
     )
+    print(
+        "Calls are interleaved, one per implementation in turn, each round starting one "
+        "place later (every implementation follows every other equally often)."
+    )
     print("Machines are noisy: compare ratios within one run, not times across runs.")
     goal_lines = _report.goals(results)
     if goal_lines:
