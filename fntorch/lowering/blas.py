@@ -29,6 +29,7 @@ products call ``np.matmul`` unchanged.
 from __future__ import annotations
 
 import ctypes
+import functools
 import glob
 import os
 import threading
@@ -37,8 +38,8 @@ import numpy as np
 
 __all__ = ["Products"]
 
-# Multiply-adds below which a product runs on one BLAS thread (~0.3 ms on one core
-# here): W6's product (6.4M) is below it, W5's (33M-51M) and W9's (1G) above.
+# Multiply-adds below which a product runs on one BLAS thread (~0.4 ms on one core
+# here): W6's product (6.4M) is below it; W5's large ones (33M-51M) and W9's (1G) above.
 ONE_THREAD_MACS = 1 << 24
 
 # (get, set) of numpy's OpenBLAS, by the symbol names its builds export: numpy 2's
@@ -49,41 +50,36 @@ _SYMBOLS = (
     ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
     ("openblas_get_num_threads", "openblas_set_num_threads"),
 )
-_state: dict = {}
-_lock = threading.Lock()
 
 
-def _candidates() -> list[str]:
+def _candidates():
+    """Paths of the OpenBLAS numpy may have loaded: its wheel's own copy, else whatever
+    OpenBLAS the process mapped (a numpy linked against a system OpenBLAS)."""
     libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
-    found = sorted(glob.glob(os.path.join(libs, "*openblas*")))
-    try:  # a numpy linked against a system OpenBLAS: whatever the process loaded
+    yield from sorted(glob.glob(os.path.join(libs, "*openblas*")))
+    try:
         with open("/proc/self/maps") as maps:
-            found += sorted({ln.split()[-1] for ln in maps if "openblas" in ln and "/" in ln})
+            yield from sorted({ln.split()[-1] for ln in maps if "openblas" in ln and "/" in ln})
     except OSError:
         pass
-    return found
 
 
+@functools.cache
 def _openblas():
     """``(get, set)`` of numpy's OpenBLAS thread count, or ``None`` when numpy's BLAS is
-    not OpenBLAS (looked up once)."""
-    if "fns" not in _state:
-        _state["fns"] = None
-        for path in _candidates():
-            try:
-                lib = ctypes.CDLL(path)
-            except OSError:
-                continue
-            for get_name, set_name in _SYMBOLS:
-                get, put = getattr(lib, get_name, None), getattr(lib, set_name, None)
-                if get is not None and put is not None:
-                    get.restype, get.argtypes = ctypes.c_int, []
-                    put.restype, put.argtypes = None, [ctypes.c_int]
-                    _state["fns"] = (get, put)
-                    break
-            if _state["fns"] is not None:
-                break
-    return _state["fns"]
+    not OpenBLAS."""
+    for path in _candidates():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for get_name, set_name in _SYMBOLS:
+            get, put = getattr(lib, get_name, None), getattr(lib, set_name, None)
+            if get is not None and put is not None:
+                get.restype, get.argtypes = ctypes.c_int, []
+                put.restype, put.argtypes = None, [ctypes.c_int]
+                return get, put
+    return None
 
 
 class _OneThread:
@@ -92,12 +88,13 @@ class _OneThread:
     setting, not each other's)."""
 
     def __init__(self):
+        self.lock = threading.Lock()
         self.depth = 0
         self.saved = 1
 
     def __enter__(self):
-        get, put = _state["fns"]
-        with _lock:
+        get, put = _openblas()
+        with self.lock:
             if self.depth == 0:
                 self.saved = get()
                 if self.saved != 1:
@@ -105,10 +102,10 @@ class _OneThread:
             self.depth += 1
 
     def __exit__(self, *exc):
-        with _lock:
+        with self.lock:
             self.depth -= 1
             if self.depth == 0 and self.saved != 1:
-                _state["fns"][1](self.saved)
+                _openblas()[1](self.saved)
 
 
 _one_thread = _OneThread()

@@ -273,7 +273,15 @@ class Kernel:
         self._large(arrays)
 
     def splits(self, size: int) -> bool:
-        """Whether a call over ``size`` elements is split over the kernel threads."""
+        """Whether a call over ``size`` elements is split over the kernel threads.
+
+        >>> from fntorch.lowering.spec import KOp
+        >>> f32 = np.dtype("float32")
+        >>> k = Kernel(KernelSpec(1, 0, (f32,), (KOp("neg", (("in", 0),), (), f32),),
+        ...                       (("op", 0),), (False,)))
+        >>> k.splits(1000), k.splits(1 << 22) == (get_num_threads() > 1)
+        (False, True)
+        """
         return size * self._passes >= PARALLEL_THRESHOLD and get_num_threads() > 1
 
     def _switch(self, arrays, small: bool):

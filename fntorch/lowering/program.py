@@ -133,7 +133,7 @@ def _adapter(shape, perm):
 class Program:
     """A compiled graph: ``program(*flat_input_buffers) -> list of output buffers``."""
 
-    def __init__(self, n_inputs, proto, setup, steps, out_slots, kernels, plan):
+    def __init__(self, n_inputs, proto, setup, steps, out_slots, kernels, plan, products):
         self.n_inputs = n_inputs
         self._proto = proto  # frame template after the inputs: constants filled in
         self._setup = setup  # per-frame work: preallocation and views of it
@@ -146,6 +146,7 @@ class Program:
         )  # fmt: skip
         self.kernels = kernels
         self.plan = plan
+        self.products = products  # blas.Products: how the matrix products run
         self._pool: list = []
 
     def new_frame(self) -> list:
@@ -188,7 +189,6 @@ class _Builder:
         self.early = set(range(self.n_in))  # slots whose views can go to the prologue
         self.kernels: list = []
         self.products = blas.Products()
-        self.threaded = False  # whether some kernel splits over the kernel threads
         for i, v in enumerate(g.invars):
             self.slot[v.id] = i
             self.kind.append(DYN)
@@ -321,8 +321,8 @@ class _Builder:
         flat = _flat_size(st, shape, ident, src_layouts)
         kern = get_kernel(st.spec._replace(rank=1) if flat else st.spec, self.backend)
         self.kernels.append(kern)
-        splits = getattr(kern, "splits", None)  # the numpy interpreter has no threads
-        self.threaded |= splits is not None and splits(math.prod(shape))
+        splits = getattr(kern, "splits", None)  # optional, like prepare: else one thread
+        self.products.one_thread |= splits is not None and splits(math.prod(shape))
         adapt = _adapter(shape, perm)
         in_slots = []
         for u, src in zip(st.inputs, srcs):
@@ -506,14 +506,13 @@ class _Builder:
             else:
                 self.library(st)
         _prepare_all(self.prepare)
-        self.products.one_thread = self.threaded
         out_slots = [self.value(v) for v in self.graph.outvars]
         proto = [p if k == CONST else None for p, k in zip(self.probe, self.kind)][self.n_in :]
         # Setup steps index the full frame; the frame kept in the pool drops the inputs.
         steps = self.prologue + self.steps
-        program = Program(self.n_in, proto, self.setup, steps, out_slots, self.kernels, self.plan)
-        program.products = self.products
-        return program
+        return Program(
+            self.n_in, proto, self.setup, steps, out_slots, self.kernels, self.plan, self.products
+        )
 
 
 def _prepare_all(pairs) -> None:
