@@ -15,6 +15,11 @@ once, when the program is built or a frame is made:
   a later call instead of mapping new pages (BENCHMARKS.md: glibc returns 16-26 MB
   blocks to the system and the next call pays ~6 ms of page faults each).
 
+Views of per-call buffers (inputs, results the caller receives) are made per call, each
+chain of them (an expand, a squeeze, a broadcast) by one step, when a step first reads
+it; where the root buffer is laid out as at build time, that step is one ``np.ndarray``
+call over the root with the strides the chain gave on a stand-in (``steps._view_step``).
+
 A call takes a frame from a small pool (so concurrent calls from several threads each
 get their own buffers), copies it, stores the inputs, runs each step (a closure over
 slot indices), and returns the output slots.
@@ -45,11 +50,13 @@ from .spec import stash_plan
 from .steps import (
     _alloc,
     _call_step,
+    _chain,
     _kernel_step,
     _matmul_step,
     _perm_reshape,
     _template_step,
     _unary_step,
+    _view_step,
 )
 
 CONST, LAYOUT, DYN = 0, 1, 2  # slot kinds: value fixed / buffer fixed / per call
@@ -186,7 +193,6 @@ class _Builder:
         # Views of the inputs, made before every other step: right after a big matmul
         # the same view costs 30-46 us instead of 2-3 (the caches are full of BLAS).
         self.prologue: list = []
-        self.early = set(range(self.n_in))  # slots whose views can go to the prologue
         self.kernels: list = []
         self.products = blas.Products()
         for i, v in enumerate(g.invars):
@@ -195,6 +201,10 @@ class _Builder:
             self.probe.append(None)
         self.donated = {i for i in donated if i < self.n_in}
         self.layout: dict[int, np.ndarray] = {}  # DYN slot -> stand-in (see _layout_of)
+        # DYN slot -> (root slot, view functions): a view of a per-call buffer, made by
+        # one step when a step first reads it (``use``), so a chain of views (expand,
+        # squeeze, broadcast) costs one step, and a view nothing reads costs none.
+        self.lazy: dict[int, tuple] = {}
         self.prepare: list = []  # (kernel, variant, small) to compile before the first run
         self.escapes = self._escaping()
         self.last_use = self._last_uses()
@@ -263,17 +273,42 @@ class _Builder:
                 self.setup.append(_unary_step(fn, src, out))
                 return out
         out = self.new_slot(DYN)
-        if src in self.early:
-            self.early.add(out)
-            self.prologue.append(_unary_step(fn, src, out))
-        else:
-            self.steps.append(_unary_step(fn, src, out))
+        root, fns = self.lazy.get(src, (src, ()))
+        self.lazy[out] = (root, (*fns, fn))
         if src in self.layout:
             try:
                 self.layout[out] = fn(self.layout[src])
             except Exception:  # noqa: BLE001 - only a guess for precompiling; see _layout_of
                 pass
         return out
+
+    def use(self, slot: int) -> int:
+        """``slot``, made ready for a step to read: a view not yet made gets its step,
+        right here (or in the prologue, for a view of an input)."""
+        lazy = self.lazy.pop(slot, None)
+        if lazy is not None:
+            root, fns = lazy
+            step = _view_step(root, fns, slot, self._view_layout(root, fns))
+            (self.prologue if root < self.n_in else self.steps).append(step)
+        return slot
+
+    def _view_layout(self, root: int, fns):
+        """``(shape, dtype, offset, strides, root_strides)`` of the view ``fns`` make of
+        ``root``'s buffer, measured on its stand-in (``_layout_of``); None when the view
+        may not be a plain strided view of a C-contiguous root (it would copy)."""
+        base = self._layout_of(root, None)
+        if base is None or base.size == 0 or base.ndim == 0 or not base.flags.c_contiguous:
+            return None
+        try:
+            val = _chain(fns)(base)
+        except Exception:  # noqa: BLE001 - the chain runs on the real buffer instead
+            return None
+        if not isinstance(val, np.ndarray) or val.size == 0:
+            return None
+        offset = val.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        if not np.may_share_memory(val, base) or offset < 0:
+            return None
+        return val.shape, val.dtype, offset, val.strides, base.strides
 
     def _layout_of(self, slot: int, var):
         """An array laid out as ``slot``'s buffer will be at run time (a zero buffer of
@@ -293,6 +328,7 @@ class _Builder:
             return self.const_slot(np.asarray(v.value))
         s = self.slot.get(v.id)
         if s is not None:
+            self._layout_of(s, v)  # for views of it (``_view_layout``)
             return s
         if v.id in self.const_of:
             c = self.const_of[v.id]
@@ -333,6 +369,7 @@ class _Builder:
             else:
                 in_slots.append(src if same else self.unary_view(adapt, src))
         layouts = [self._layout_of(s, None) for s in in_slots]
+        in_slots = [self.use(s) for s in in_slots]
         if hasattr(kern, "prepare") and all(a is not None for a in layouts):
             expected = kern.expects(layouts)
             if expected is not None:
@@ -348,8 +385,9 @@ class _Builder:
                 if flat:
                     oshape = (flat,)
                     if donor is not None:  # an input position is its slot
-                        donor = self.unary_view(np.ravel, donor)
+                        donor = self.use(self.unary_view(np.ravel, donor))
                 fresh.append((slot, oshape, dtype, donor))
+                self.layout[slot] = np.zeros(oshape, dtype)  # C-contiguous, as take()'s
             else:
                 oshape = (flat,) if flat else oshape
                 slot = self.new_slot(LAYOUT, np.empty(oshape, dtype))
@@ -396,7 +434,7 @@ class _Builder:
             return
         if isinstance(st, TemplateStep) and self._template(st):
             return
-        ins = [self.value(u) for u in e.inputs]
+        ins = [self.use(self.value(u)) for u in e.inputs]
         control = control_steps.get(e.primitive)
         if control is not None:  # a loop or branch over compiled sub-programs
             fn = control(e.params, self.backend)
@@ -429,12 +467,14 @@ class _Builder:
             if self.backend == "compiled":
                 raise
             return False
+        ins = [self.use(i) for i in ins]
         kern = compile_template(st.spec).bind(e.params)
         out = e.outputs[0]
         shape, dtype = tuple(out.aval.shape), np.dtype(out.aval.dtype)
         fresh = out.id in self.escapes
         if fresh:
             slot = self.new_slot(DYN)
+            self.layout[slot] = np.zeros(shape, dtype)  # C-contiguous, as take()'s
         else:
             slot = self.new_slot(LAYOUT, np.empty(shape, dtype))
             self.setup.append(partial(_alloc, slot, shape, dtype))
@@ -467,7 +507,7 @@ class _Builder:
         if self.kind[a] == CONST and self.kind[bb] == CONST:
             return False
         # (Contractions of size 1 never get here: passes.outer_products made them mul.)
-        self._blas(a, bb, out, o_shape, dtype)
+        self._blas(self.use(a), self.use(bb), out, o_shape, dtype)
         return True
 
     def _column_sum(self, e) -> bool:
@@ -481,13 +521,14 @@ class _Builder:
         if self.kind[xs] == CONST:
             return False
         ones = self.const_slot(np.ones(rows, dtype))
-        self._blas(ones, xs, out, (int(np.prod(shape[k:])),), dtype)
+        self._blas(ones, self.use(xs), out, (int(np.prod(shape[k:])),), dtype)
         return True
 
     def _blas(self, a, b, out, o_shape, dtype):
         """``out = a @ b`` (slots) through numpy's matmul, seen as ``out``'s shape."""
         if out.id in self.escapes:
             slot = self.new_slot(DYN)
+            self.layout[slot] = np.zeros(o_shape, dtype)  # C-contiguous, as take()'s
             self.steps.append(
                 _matmul_step(self.products.matmul, a, b, slot, o_shape, dtype, fresh=True)
             )
@@ -506,7 +547,7 @@ class _Builder:
             else:
                 self.library(st)
         _prepare_all(self.prepare)
-        out_slots = [self.value(v) for v in self.graph.outvars]
+        out_slots = [self.use(self.value(v)) for v in self.graph.outvars]
         proto = [p if k == CONST else None for p, k in zip(self.probe, self.kind)][self.n_in :]
         # Setup steps index the full frame; the frame kept in the pool drops the inputs.
         steps = self.prologue + self.steps

@@ -27,6 +27,46 @@ def _unary_step(fn, src, out):
     return step
 
 
+def _chain(fns):
+    """``x -> fns[-1](...fns[0](x))``."""
+    if len(fns) == 1:
+        return fns[0]
+
+    def chain(x):
+        for f in fns:
+            x = f(x)
+        return x
+
+    return chain
+
+
+def _view_step(root, fns, out, layout):
+    """``env[out] = fns applied to env[root]`` (views: ``program._Builder.use``).
+
+    With ``layout`` (the view's shape, dtype, byte offset and strides into a root of
+    strides ``root_strides``, measured at build time), a root laid out as expected is
+    viewed in one ``np.ndarray`` call, ~0.25 us, where ``np.broadcast_to`` alone takes
+    ~2.6 us; any other root (a strided input the caller passed) goes through ``fns``."""
+    chain = _chain(fns)
+    if layout is None:
+
+        def step(env):
+            env[out] = chain(env[root])
+
+        return step
+    shape, dtype, offset, strides, root_strides = layout
+    ndarray = np.ndarray
+
+    def step_strided(env):
+        r = env[root]
+        if type(r) is ndarray and r.strides == root_strides:
+            env[out] = ndarray(shape, dtype, r, offset, strides)
+        else:
+            env[out] = chain(r)
+
+    return step_strided
+
+
 def _call_step(fn, ins, outs, multi):
     if multi:
 

@@ -326,9 +326,39 @@ def test_views_of_inputs_run_before_the_first_library_call():
     a, b, bias = T(8, 6), T(6, 5), T(5)
     steps = f.lower(a, b, bias)._entry.program._steps
     kinds = [s.__qualname__.split(".")[0].lstrip("_") for s in steps]
-    assert kinds[0] == "unary_step"  # the bias broadcast, made while the caches are warm
-    assert kinds.index("matmul_step") > max(i for i, k in enumerate(kinds) if k == "unary_step")
+    assert kinds[0] == "view_step"  # the bias broadcast, made while the caches are warm
+    assert kinds.index("matmul_step") > max(i for i, k in enumerate(kinds) if k == "view_step")
     close(f(a, b, bias), np.maximum(a.numpy() @ b.numpy() + bias.numpy(), 0), rtol=1e-5)
+
+
+def _step_kinds(program):
+    return [s.__qualname__.split(".")[0].lstrip("_") for s in program._steps]
+
+
+def test_a_chain_of_views_is_one_step():
+    # a[:, :, None] is expand_dims then a broadcast into the kernel's iteration space
+    f = jit(lambda a, b: a[:, :, None] * b[:, None, :])
+    a, b = T(4, 3), T(4, 5)
+    program = f.lower(a, b)._entry.program
+    assert _step_kinds(program) == ["view_step", "view_step", "kernel_step"]
+    assert all(s.__name__ == "step_strided" for s in program._steps[:2])
+    close(f(a, b), a.numpy()[:, :, None] * b.numpy()[:, None, :])
+
+
+def test_views_of_a_strided_input_go_through_numpy():
+    # Built for C-contiguous inputs; a transposed array of the same shape and dtype
+    # (the same signature) must be viewed by numpy, not by the strides of the build.
+    def fn(a, b):
+        return a[:, :, None] * b[:, None, :] + ft.sum(a.T[None])
+
+    f = jit(fn)
+    a, b = T(4, 3), T(4, 5)
+    close(f(a, b), fn(a, b))
+    strided = ft.asarray(np.ascontiguousarray(T(3, 4).numpy()).T)
+    assert not strided.numpy().flags.c_contiguous
+    close(f(strided, b), fn(strided, b))
+    close(f(b[:, :3], b), fn(b[:, :3], b))  # a column slice: strides of the wider array
+    assert f._cache_size() == 1
 
 
 # ------------------------------------------------------------ recycled results
