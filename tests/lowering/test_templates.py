@@ -158,6 +158,19 @@ def test_scatter_add_accumulates_duplicates_and_drops_out_of_range(dtype):
     assert out[:, 0].tolist() == [1, 4, 0]
 
 
+def test_a_bound_scatter_called_with_new_shapes_uses_them():
+    # A bound template remembers what it derived from the operands' shapes; a call with
+    # other shapes (the same spec: same ranks and dtypes) must not reuse it.
+    x = np.zeros((4, 3), np.float32)
+    idx, upd = np.array([[1], [3]]), np.ones((2, 1, 3), np.float32)
+    k = T.template_kernel("scatter_add", [x, idx, upd], {"axes": (0,)})
+    for idx in (np.array([[1], [3]]), np.array([[0], [0], [2]]), np.array([[2]])):
+        upd = np.arange(idx.size * 3, dtype=np.float32).reshape(*idx.shape, 3)
+        out = np.empty_like(x)
+        k([x, idx, upd], [out])
+        _same(out, _eager("scatter_add", [x, idx, upd], {"axes": (0,)}))
+
+
 def test_scatter_min_max_mul_accumulate_duplicates():
     x = np.full(3, 2.0, np.float32)
     idx = np.array([0, 0, 2, 0, 2], np.int32)
