@@ -348,8 +348,8 @@ def test_a_chain_of_views_is_one_step():
 def test_views_of_a_strided_input_go_through_numpy():
     # Built for C-contiguous inputs; a transposed array of the same shape and dtype
     # (the same signature) must be viewed by numpy, not by the strides of the build.
-    def fn(a, b):
-        return a[:, :, None] * b[:, None, :] + ft.sum(a.T[None])
+    def fn(a, b):  # a flip and slices: views at an offset, with negative strides
+        return ft.flip(a, axis=0)[1:, :, None] * b[1:, None, :] + ft.sum(a.T[None])
 
     f = jit(fn)
     a, b = T(4, 3), T(4, 5)
