@@ -457,7 +457,9 @@ class _Bound:
 
     def __init__(self, kernel: TemplateKernel, axes=()):
         self.kernel, self.axes = kernel, axes
-        self.shapes: dict = {}  # the operands' shapes -> what a call derives from them
+        # operands' shapes -> what a call derives from them (scatter's batch and update
+        # shapes): a compiled program calls with the same shapes every time
+        self.shapes: dict = {}
 
 
 def _to(x, shape):
