@@ -98,3 +98,16 @@ def test_each_implementation_follows_every_other():
     timed = "".join(calls)[3:]  # after the three first calls (no warm-up)
     pairs = {timed[i : i + 2] for i in range(len(timed) - 1)}
     assert {"ab", "ba", "bc", "cb", "ca", "ac"} <= pairs
+
+
+def test_each_goal_line_says_which_references_it_holds_fntorch_to():
+    from benchmarks import _report
+
+    def result(name, base, ms):
+        return h.Result("W8", name, base, "jit", [ms / 1e3], [0], ms / 1e3)
+
+    rows = [result("fntorch", "fntorch", 10.0), result("jax (jax.jit)", "jax", 9.5)]
+    lines = _report.goals({"W8": rows})
+    assert len(lines) == 2 and len(set(lines)) == 2  # W8's two goals, told apart
+    assert lines[0].startswith("W8: ") and lines[1].startswith("W8 vs jax: ")
+    assert all(line.endswith("met") for line in lines)
