@@ -114,6 +114,40 @@ RECYCLE_BYTES = 1 << 17
 RECYCLE_MAX_BYTES = 1 << 26
 
 
+class _Recycled(np.ndarray):
+    """The type of the buffers ``_Fresh`` keeps: its list holds one reference to each,
+    which ``exclusive`` must tell apart from a caller's."""
+
+
+def exclusive(buf) -> bool:
+    """Whether no one but its holder sees the memory under ``buf``: each array ``buf``
+    is a view of is referenced only by the view above it (and a recycled buffer also by
+    ``_Fresh``'s list). ``buf``'s own references are the caller's to count. A tensor
+    whose buffer fails this may not be donated: writing it would change what a view of
+    the same memory (``t.numpy()``, a slice, a reshape returned by ``jit``) shows.
+
+    >>> root = np.zeros(4)
+    >>> exclusive(root[:2])  # the view below holds the only reference to ``root``
+    False
+    >>> exclusive(np.zeros(4)[:2])
+    True
+    >>> f = _Fresh((1 << 16,), np.float32)
+    >>> a = f.take()
+    >>> exclusive(a)
+    True
+    >>> exclusive(a[:2])  # ``a`` still sees that memory
+    False
+    """
+    base = buf.base
+    while base is not None:
+        # References: the view above's ``base``, this name, getrefcount's argument,
+        # and _Fresh's list for a recycled buffer.
+        if not isinstance(base, np.ndarray) or getrefcount(base) > 3 + (type(base) is _Recycled):
+            return False
+        base = base.base
+    return True
+
+
 class _Fresh:
     """Buffers of one shape and dtype for a result the caller receives.
 
@@ -148,10 +182,10 @@ class _Fresh:
                     buf = bufs.pop(i)
                     break
             else:
-                buf = np.empty(self.shape, self.dtype)
+                buf = _Recycled(self.shape, self.dtype)  # owns its memory: views' base
             bufs.insert(0, buf)
             del bufs[2:]
-            return buf.view()
+            return buf.view(np.ndarray)
 
 
 def _allocator(shape, dtype):

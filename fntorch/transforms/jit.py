@@ -135,7 +135,8 @@ def _invalidate(t: Tensor) -> None:
 
 # References to a buffer while jit checks it: the tensor's slot, the list of input
 # buffers, the local name, and getrefcount's argument. More means someone else (a view,
-# a numpy array the user holds) still sees the buffer, so it is not reused.
+# a numpy array the user holds) still sees the buffer, so it is not reused; nor is a
+# buffer that is itself a view of memory someone else sees (``steps.exclusive``).
 _EXCLUSIVE_REFS = 4
 
 
@@ -329,9 +330,13 @@ class JitFunction:
 
     def _run(self, entry, bufs, leaves):
         if entry.donate_flat:
+            from ..lowering.steps import exclusive
+
             for i in entry.donate_flat:
                 v = bufs[i]
-                if sys.getrefcount(v) > _EXCLUSIVE_REFS and isinstance(v, np.ndarray):
+                if isinstance(v, np.ndarray) and (
+                    sys.getrefcount(v) > _EXCLUSIVE_REFS or not exclusive(v)
+                ):
                     v = v.view()
                     v.flags.writeable = False  # someone else sees it: never reused
                     bufs[i] = v

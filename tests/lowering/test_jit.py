@@ -405,6 +405,27 @@ def test_donating_a_recycled_result_still_writes_in_place():
     assert _address(z) == address
 
 
+_VIEWS_OF_Y = {
+    "numpy": lambda y: (y, y.numpy()),
+    "eager slice": lambda y: (y, y[:2]),
+    "reshape by jit": lambda y: (jit(lambda t: t.reshape(-1))(y), y),
+    "broadcast by jit": lambda y: (jit(lambda t: ft.broadcast_to(t, (1, 256, 256)))(y), y),
+}
+
+
+@pytest.mark.parametrize("view", sorted(_VIEWS_OF_Y))
+def test_donating_never_writes_memory_that_another_view_shows(view):
+    # Tensors are immutable: a donated buffer is reused only when no other array sees
+    # its memory, whichever of the two (the donated tensor or the other view) came first.
+    y = jit(lambda x: x * 2.0)(T(256, 256))  # a recycled result
+    donated, other = _VIEWS_OF_Y[view](y)
+    seen, want = np.array(other), np.array(donated) + 1.0
+    del y
+    out = jit(lambda t: t + 1.0, donate_argnums=0)(donated)
+    np.testing.assert_array_equal(np.asarray(other), seen)
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
 # --------------------------------------------------------------- W-workloads
 
 
