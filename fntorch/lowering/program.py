@@ -48,6 +48,7 @@ from .control import control_steps
 from .fusion import KernelStep, LibraryStep, Plan, TemplateStep, is_column_sum
 from .spec import stash_plan
 from .steps import (
+    RECYCLE_MAX_BYTES,
     _alloc,
     _call_step,
     _chain,
@@ -310,6 +311,14 @@ class _Builder:
             return None
         return val.shape, val.dtype, offset, val.strides, base.strides
 
+    def _fresh_stand_in(self, slot: int, shape, dtype) -> None:
+        """A stand-in for a result the caller receives (C-contiguous, as ``take()``'s),
+        for the views of it (``_view_layout``). None above ``RECYCLE_MAX_BYTES``: there a
+        view costs nothing beside the kernel, and a view chain that copies would copy
+        the stand-in at build time too."""
+        if math.prod(shape) * np.dtype(dtype).itemsize <= RECYCLE_MAX_BYTES:
+            self.layout[slot] = np.zeros(shape, dtype)  # pages untouched
+
     def _layout_of(self, slot: int, var):
         """An array laid out as ``slot``'s buffer will be at run time (a zero buffer of
         the same shape and strides), or None. A dynamic value of a graph var is taken to
@@ -387,7 +396,7 @@ class _Builder:
                     if donor is not None:  # an input position is its slot
                         donor = self.use(self.unary_view(np.ravel, donor))
                 fresh.append((slot, oshape, dtype, donor))
-                self.layout[slot] = np.zeros(oshape, dtype)  # C-contiguous, as take()'s
+                self._fresh_stand_in(slot, oshape, dtype)
             else:
                 oshape = (flat,) if flat else oshape
                 slot = self.new_slot(LAYOUT, np.empty(oshape, dtype))
@@ -474,7 +483,7 @@ class _Builder:
         fresh = out.id in self.escapes
         if fresh:
             slot = self.new_slot(DYN)
-            self.layout[slot] = np.zeros(shape, dtype)  # C-contiguous, as take()'s
+            self._fresh_stand_in(slot, shape, dtype)
         else:
             slot = self.new_slot(LAYOUT, np.empty(shape, dtype))
             self.setup.append(partial(_alloc, slot, shape, dtype))
@@ -528,7 +537,7 @@ class _Builder:
         """``out = a @ b`` (slots) through numpy's matmul, seen as ``out``'s shape."""
         if out.id in self.escapes:
             slot = self.new_slot(DYN)
-            self.layout[slot] = np.zeros(o_shape, dtype)  # C-contiguous, as take()'s
+            self._fresh_stand_in(slot, o_shape, dtype)
             self.steps.append(
                 _matmul_step(self.products.matmul, a, b, slot, o_shape, dtype, fresh=True)
             )

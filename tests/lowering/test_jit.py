@@ -345,6 +345,19 @@ def test_a_chain_of_views_is_one_step():
     close(f(a, b), a.numpy()[:, :, None] * b.numpy()[:, None, :])
 
 
+def test_views_of_a_large_result_are_made_by_numpy(monkeypatch):
+    # Above the recycling limit a result gets no build-time stand-in (a view chain that
+    # copies would copy it too): its views take numpy's route, with the same values.
+    from fntorch.lowering import program
+
+    monkeypatch.setattr(program, "RECYCLE_MAX_BYTES", 16)
+    f = jit(lambda a, b: ((a * 2.0)[:, :, None] * b[:, None, :], a * 2.0))
+    a, b = T(4, 3), T(4, 5)
+    steps = f.lower(a, b)._entry.program._steps
+    assert [s.__name__ for s in steps if "view_step" in s.__qualname__][-1] == "step"
+    close(f(a, b)[0], (a.numpy() * 2.0)[:, :, None] * b.numpy()[:, None, :])
+
+
 def test_views_of_a_strided_input_go_through_numpy():
     # Built for C-contiguous inputs; a transposed array of the same shape and dtype
     # (the same signature) must be viewed by numpy, not by the strides of the build.
