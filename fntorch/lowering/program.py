@@ -311,11 +311,11 @@ class _Builder:
             return None
         return val.shape, val.dtype, offset, val.strides, base.strides
 
-    def _fresh_stand_in(self, slot: int, shape, dtype) -> None:
-        """A stand-in for a result the caller receives (C-contiguous, as ``take()``'s),
-        for the views of it (``_view_layout``). None above ``RECYCLE_MAX_BYTES``: there a
-        view costs nothing beside the kernel, and a view chain that copies would copy
-        the stand-in at build time too."""
+    def _stand_in(self, slot: int, shape, dtype) -> None:
+        """Records a zero buffer of ``shape`` (C-contiguous, as inputs, library results
+        and ``take()``'s results are) as ``slot``'s stand-in (``_layout_of``). None above
+        ``RECYCLE_MAX_BYTES``: there a view costs nothing beside the kernel that reads
+        it, and a view chain that copies would copy the stand-in at build time too."""
         if math.prod(shape) * np.dtype(dtype).itemsize <= RECYCLE_MAX_BYTES:
             self.layout[slot] = np.zeros(shape, dtype)  # pages untouched
 
@@ -323,12 +323,13 @@ class _Builder:
         """An array laid out as ``slot``'s buffer will be at run time (a zero buffer of
         the same shape and strides), or None. A dynamic value of a graph var is taken to
         be C-contiguous (inputs, library results and kernel outputs are); views of it
-        follow by applying the view to that stand-in. Only used to guess which variant
-        each kernel will need, so it can be compiled before the first run."""
+        follow by applying the view to that stand-in. Used to guess which variant each
+        kernel will need, so it can be compiled before the first run, and to make views
+        by strides (``_view_layout``, which checks the layout at run time)."""
         if self.kind[slot] != DYN:
             return self.probe[slot]
         if slot not in self.layout and isinstance(var, Var) and self.slot.get(var.id) == slot:
-            self.layout[slot] = np.zeros(var.aval.shape, var.aval.dtype)  # pages untouched
+            self._stand_in(slot, var.aval.shape, var.aval.dtype)
         return self.layout.get(slot)
 
     def value(self, v) -> int:
@@ -396,7 +397,7 @@ class _Builder:
                     if donor is not None:  # an input position is its slot
                         donor = self.use(self.unary_view(np.ravel, donor))
                 fresh.append((slot, oshape, dtype, donor))
-                self._fresh_stand_in(slot, oshape, dtype)
+                self._stand_in(slot, oshape, dtype)
             else:
                 oshape = (flat,) if flat else oshape
                 slot = self.new_slot(LAYOUT, np.empty(oshape, dtype))
@@ -483,7 +484,7 @@ class _Builder:
         fresh = out.id in self.escapes
         if fresh:
             slot = self.new_slot(DYN)
-            self._fresh_stand_in(slot, shape, dtype)
+            self._stand_in(slot, shape, dtype)
         else:
             slot = self.new_slot(LAYOUT, np.empty(shape, dtype))
             self.setup.append(partial(_alloc, slot, shape, dtype))
@@ -537,7 +538,7 @@ class _Builder:
         """``out = a @ b`` (slots) through numpy's matmul, seen as ``out``'s shape."""
         if out.id in self.escapes:
             slot = self.new_slot(DYN)
-            self._fresh_stand_in(slot, o_shape, dtype)
+            self._stand_in(slot, o_shape, dtype)
             self.steps.append(
                 _matmul_step(self.products.matmul, a, b, slot, o_shape, dtype, fresh=True)
             )

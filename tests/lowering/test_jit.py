@@ -345,17 +345,24 @@ def test_a_chain_of_views_is_one_step():
     close(f(a, b), a.numpy()[:, :, None] * b.numpy()[:, None, :])
 
 
-def test_views_of_a_large_result_are_made_by_numpy(monkeypatch):
-    # Above the recycling limit a result gets no build-time stand-in (a view chain that
-    # copies would copy it too): its views take numpy's route, with the same values.
+@pytest.mark.parametrize("result", ["flat", "full rank"])
+def test_views_of_large_buffers_are_made_by_numpy(monkeypatch, result):
+    # Above the recycling limit a buffer gets no build-time stand-in (a view chain that
+    # copies would copy it too): views of it take numpy's route, with the same values.
     from fntorch.lowering import program
 
-    monkeypatch.setattr(program, "RECYCLE_MAX_BYTES", 16)
-    f = jit(lambda a, b: ((a * 2.0)[:, :, None] * b[:, None, :], a * 2.0))
-    a, b = T(4, 3), T(4, 5)
-    steps = f.lower(a, b)._entry.program._steps
-    assert [s.__name__ for s in steps if "view_step" in s.__qualname__][-1] == "step"
-    close(f(a, b)[0], (a.numpy() * 2.0)[:, :, None] * b.numpy()[:, None, :])
+    monkeypatch.setattr(program, "RECYCLE_MAX_BYTES", 8)
+
+    def fn(a, b, c):  # a broadcast operand keeps the result's kernel at full rank
+        r = a * 2.0 + (c if result == "full rank" else 1.0)
+        return r[:, :, None] * b[:, None, :], r
+
+    f = jit(fn)
+    args = T(4, 3), T(4, 5), T(3)
+    steps = f.lower(*args)._entry.program._steps
+    views = [s.__name__ for s in steps if "view_step" in s.__qualname__]
+    assert views and all(name == "step" for name in views)
+    close(f(*args)[0], fn(*args)[0])
 
 
 def test_views_of_a_strided_input_go_through_numpy():
