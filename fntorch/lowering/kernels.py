@@ -241,8 +241,7 @@ class Kernel:
         space) will need; None when the inputs do not tell (no inputs)."""
         if self._src >= len(self.spec.input_dtypes):
             return None
-        small = inputs[self._src].size * self._passes < PARALLEL_THRESHOLD
-        return _variant_of(inputs, self.spec.rank), small
+        return _variant_of(inputs, self.spec.rank), self._small(inputs[self._src].size)
 
     def prepare(self, variant: str, small: bool):
         """Compiles (or finds) ``variant`` for small (GIL-holding) or large (GIL-releasing)
@@ -282,7 +281,12 @@ class Kernel:
         >>> k.splits(1000), k.splits(1 << 22) == (get_num_threads() > 1)
         (False, True)
         """
-        return size * self._passes >= PARALLEL_THRESHOLD and get_num_threads() > 1
+        return not self._small(size) and get_num_threads() > 1
+
+    def _small(self, size: int) -> bool:
+        """Whether a call over ``size`` elements keeps the GIL, on the calling thread
+        (``__call__`` tests the same inline: it is the hot path)."""
+        return size * self._passes < PARALLEL_THRESHOLD
 
     def _switch(self, arrays, small: bool):
         """``prepare`` for the variant these arrays need."""

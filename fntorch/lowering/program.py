@@ -51,7 +51,6 @@ from .steps import (
     RECYCLE_MAX_BYTES,
     _alloc,
     _call_step,
-    _chain,
     _kernel_step,
     _matmul_step,
     _perm_reshape,
@@ -289,20 +288,17 @@ class _Builder:
         lazy = self.lazy.pop(slot, None)
         if lazy is not None:
             root, fns = lazy
-            step = _view_step(root, fns, slot, self._view_layout(root, fns))
+            step = _view_step(root, fns, slot, self._view_layout(root, slot))
             (self.prologue if root < self.n_in else self.steps).append(step)
         return slot
 
-    def _view_layout(self, root: int, fns):
-        """``(shape, dtype, offset, strides, root_strides)`` of the view ``fns`` make of
-        ``root``'s buffer, measured on its stand-in (``_layout_of``); None when the view
-        may not be a plain strided view of a C-contiguous root (it would copy)."""
-        base = self._layout_of(root, None)
+    def _view_layout(self, root: int, slot: int):
+        """``(shape, dtype, offset, strides, root_strides)`` of view ``slot`` into
+        ``root``'s buffer, read off their stand-ins (``_layout_of``; ``unary_view`` makes
+        a view's stand-in from its source's); None when the view may not be a plain
+        strided view of a C-contiguous root (it would copy)."""
+        base, val = self._layout_of(root, None), self.layout.get(slot)
         if base is None or base.size == 0 or base.ndim == 0 or not base.flags.c_contiguous:
-            return None
-        try:
-            val = _chain(fns)(base)
-        except Exception:  # noqa: BLE001 - the chain runs on the real buffer instead
             return None
         if not isinstance(val, np.ndarray) or val.size == 0:
             return None
@@ -310,6 +306,12 @@ class _Builder:
         if not np.may_share_memory(val, base) or offset < 0:
             return None
         return val.shape, val.dtype, offset, val.strides, base.strides
+
+    def fresh_slot(self, shape, dtype) -> int:
+        """A slot for a result the caller receives: a fresh buffer on every call."""
+        slot = self.new_slot(DYN)
+        self._stand_in(slot, shape, dtype)
+        return slot
 
     def _stand_in(self, slot: int, shape, dtype) -> None:
         """Records a zero buffer of ``shape`` (C-contiguous, as inputs, library results
@@ -390,14 +392,13 @@ class _Builder:
             oshape = rows if is_row else it_shape
             dtype = np.dtype(v.aval.dtype)
             if v.id in self.escapes:
-                slot = self.new_slot(DYN)
                 donor = self._donor(idx, st, oshape, dtype, is_row)
                 if flat:
                     oshape = (flat,)
                     if donor is not None:  # an input position is its slot
                         donor = self.use(self.unary_view(np.ravel, donor))
+                slot = self.fresh_slot(oshape, dtype)
                 fresh.append((slot, oshape, dtype, donor))
-                self._stand_in(slot, oshape, dtype)
             else:
                 oshape = (flat,) if flat else oshape
                 slot = self.new_slot(LAYOUT, np.empty(oshape, dtype))
@@ -483,8 +484,7 @@ class _Builder:
         shape, dtype = tuple(out.aval.shape), np.dtype(out.aval.dtype)
         fresh = out.id in self.escapes
         if fresh:
-            slot = self.new_slot(DYN)
-            self._stand_in(slot, shape, dtype)
+            slot = self.fresh_slot(shape, dtype)
         else:
             slot = self.new_slot(LAYOUT, np.empty(shape, dtype))
             self.setup.append(partial(_alloc, slot, shape, dtype))
@@ -537,8 +537,7 @@ class _Builder:
     def _blas(self, a, b, out, o_shape, dtype):
         """``out = a @ b`` (slots) through numpy's matmul, seen as ``out``'s shape."""
         if out.id in self.escapes:
-            slot = self.new_slot(DYN)
-            self._stand_in(slot, o_shape, dtype)
+            slot = self.fresh_slot(o_shape, dtype)
             self.steps.append(
                 _matmul_step(self.products.matmul, a, b, slot, o_shape, dtype, fresh=True)
             )

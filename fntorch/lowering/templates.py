@@ -453,13 +453,10 @@ class TemplateKernel:
 
 
 class _Bound:
-    __slots__ = ("kernel", "axes", "shapes")
+    __slots__ = ("kernel", "axes")
 
     def __init__(self, kernel: TemplateKernel, axes=()):
         self.kernel, self.axes = kernel, axes
-        # operands' shapes -> what a call derives from them (scatter's batch and update
-        # shapes): a compiled program calls with the same shapes every time
-        self.shapes: dict = {}
 
 
 def _to(x, shape):
@@ -501,6 +498,14 @@ class _BoundGather(_Bound):
 
 
 class _BoundScatter(_Bound):
+    __slots__ = ("shapes",)
+
+    def __init__(self, kernel: TemplateKernel, axes=()):
+        super().__init__(kernel, axes)
+        # operands' shapes -> the batch and update shapes and the work they give: a
+        # compiled program calls with the same shapes every time
+        self.shapes: dict = {}
+
     def __call__(self, inputs, outputs) -> None:
         x, *idx, upd = inputs
         (out,) = outputs

@@ -321,18 +321,17 @@ def test_kernels_keep_their_rank_where_flat_would_change_them(fn, args, rank):
     close(jit(fn)(*xs), fn(*xs), rtol=1e-5)
 
 
+def _step_kinds(program):
+    return [s.__qualname__.split(".")[0].lstrip("_") for s in program._steps]
+
+
 def test_views_of_inputs_run_before_the_first_library_call():
     f = jit(lambda a, b, bias: ft.relu(a @ b + bias))
     a, b, bias = T(8, 6), T(6, 5), T(5)
-    steps = f.lower(a, b, bias)._entry.program._steps
-    kinds = [s.__qualname__.split(".")[0].lstrip("_") for s in steps]
+    kinds = _step_kinds(f.lower(a, b, bias)._entry.program)
     assert kinds[0] == "view_step"  # the bias broadcast, made while the caches are warm
     assert kinds.index("matmul_step") > max(i for i, k in enumerate(kinds) if k == "view_step")
     close(f(a, b, bias), np.maximum(a.numpy() @ b.numpy() + bias.numpy(), 0), rtol=1e-5)
-
-
-def _step_kinds(program):
-    return [s.__qualname__.split(".")[0].lstrip("_") for s in program._steps]
 
 
 def test_a_chain_of_views_is_one_step():
