@@ -20,7 +20,7 @@ def fntorch_jit_thunk(jitted, *args):
     """``lambda: jitted(*args)``, plus ``describe_first_call()`` for the first-call row:
     the trace and compile times of ``jitted``'s cache entry, its fused kernels and library
     calls, and the disk cache hits and fresh compiles of that first call."""
-    # The compiler's modules (xDSL's IR and LLVM backend, ~0.35 s to import) load here,
+    # The compiler's modules (xDSL's IR and LLVM backend, ~0.3 s to import) load here,
     # before the first call is timed, as ``import jax`` loads XLA before jax.jit's first
     # call: the in-process first-call rows compare trace + compile + run. Which workload
     # ran first no longer decides who pays the import; W5's new-process rows report it.

@@ -5,25 +5,26 @@ OpenBLAS threads a product above ~2^18 multiply-adds, and after every threaded c
 worker threads spin (``sched_yield`` in a loop) for about 2^28 cycles, ~0.1 s, waiting
 for the next one. On a machine with few cores that spinning takes a core from whatever
 runs next: the compiled kernels of the same program, or the next call. On W6 (2 cores)
-the one product is (128, 784) x (784, 64); threaded, it took 84 us against 150 us on one
-thread, but the large kernel after it went from 0.63 to 1.09 ms beside the spinning
-worker (measured with ``OPENBLAS_THREAD_TIMEOUT=4``, which only numpy's import can
-read). So a product below ``ONE_THREAD_MACS`` runs with OpenBLAS set to one thread: it
-saves less by threading than the spinning costs after it. Only programs that split a
-kernel over fntorch's threads do this (see ``Products``).
+the one large product is (128, 784) x (784, 64); threaded, it took 91-105 us against
+151-169 us on one thread, but the whole W6 call took 1.53-1.93 ms with it threaded
+against 1.14-1.47 ms with it on one thread: the large kernel after the product runs
+beside the spinning worker. So a product below ``ONE_THREAD_MACS`` runs with OpenBLAS
+set to one thread: it saves less by threading than the spinning costs after it. Only
+programs that split a kernel over fntorch's threads do this (see ``Products``).
 
 Larger products keep OpenBLAS's threads. Splitting them over fntorch's own threads
-instead (one thread pool, BLAS single-threaded in each part) was measured and is
-slower: each part packs the shared operand again, which OpenBLAS's threaded gemm does
-once. W5's (128, 784) x (784, 512) took 0.61 ms threaded by OpenBLAS, 0.84-1.2 ms in
-two row or column blocks, and the W5 step went from 3.8 to 4.7 ms.
+instead (one thread pool, BLAS single-threaded in each part) measured no faster: each
+part packs the shared operand again, which OpenBLAS's threaded gemm does once. W5's
+(128, 784) x (784, 512) took 565-784 us threaded by OpenBLAS and 633-811 us in two row
+or column blocks; W6's product took 194-200 us in two row blocks, slower than on one
+thread.
 
 The thread count is set through the two functions OpenBLAS exports for it, found in the
 OpenBLAS library numpy loaded, and restored after each product, so numpy calls outside
 fntorch keep OpenBLAS's threads. threadpoolctl does the same in general, but its
-``limit`` costs ~9 us an entry (a product here can take 20 us), and it is not one of
-the project's dependencies. Where numpy's BLAS is not OpenBLAS (MKL, Accelerate), the
-products call ``np.matmul`` unchanged.
+``limit`` took ~280 us an entry here (it inspects every loaded library; W6's small
+products take ~5 us), and it is not one of the project's dependencies. Where numpy's
+BLAS is not OpenBLAS (MKL, Accelerate), the products call ``np.matmul`` unchanged.
 """
 
 from __future__ import annotations
@@ -115,10 +116,9 @@ class Products:
     """The matrix products of one compiled program. ``one_thread`` (set when the program
     is built) is whether its small products run on one BLAS thread: true when the
     program splits a kernel over fntorch's threads, the ones OpenBLAS's spinning workers
-    would take a core from. A program of small kernels keeps OpenBLAS's threads, whose
-    hot workers make a chain of small products faster: W8's scanned RNN body, 256 x 256
-    products and kernels of 8K elements, took 37 ms a call with its products on one
-    thread against 31 ms without (A/B in one process).
+    would take a core from. A program of small kernels has no such kernel to protect, so
+    it keeps OpenBLAS's threads (W8's scanned RNN, 256 x 256 products and kernels of 8K
+    elements, took 20.6-23.3 ms a call either way, A/B in one process).
 
     >>> p = Products(); p.one_thread = True
     >>> a = np.ones((4, 3), np.float32)
