@@ -363,7 +363,9 @@ class JitFunction:
         donate_flat = self._donated_leaves(dyn, pos)
         from ..lowering import build_program, partition, run_passes
 
-        eager = any(len(s) > 2 for s in key[1])  # a non-CPU device: no compiled program yet
+        # A leaf's key is (shape, dtype), plus True for a weakly typed Python scalar or
+        # the device of a buffer on another device (no compiled program there yet).
+        eager = any(len(s) > 2 and s[2] is not True for s in key[1])
         g = run_passes(graph)
         plan = partition(g)
         if eager:
@@ -511,7 +513,9 @@ class _EagerProgram:
 
     def __call__(self, *bufs):
         outs = eval_graph(self.graph, *[_new_tensor(b) for b in bufs])
-        return [o._value for o in outs]
+        vals = [o._value if isinstance(o, Tensor) else o for o in outs]
+        # A literal output (or an op on literals) comes back as a scalar, not a buffer.
+        return [np.asarray(v) if isinstance(v, (np.generic, bool, int, float)) else v for v in vals]
 
 
 class Lowered:

@@ -76,6 +76,29 @@ def test_python_scalars_are_weak_and_do_not_retrace():
     assert jit(lambda x, s: x + s)(ft.asarray(np.ones(2, np.int32)), 1).dtype == ft.int32
 
 
+def test_python_scalar_arguments_get_a_compiled_program():
+    f = jit(lambda x, s: ft.tanh(x * s) + 1.0)
+    lo = f.lower(T(4, 4), 2.0)
+    assert not lo._entry.eager and len(lo._entry.program.kernels) == 1
+    assert "llvm.func" in lo.as_text()
+    close(f(T(4, 4) * 0.0, 2.0), np.ones((4, 4)))
+
+
+@pytest.mark.parametrize("arg", [3.0, ft.asarray(3.0)])
+def test_outputs_that_are_literals_or_constants(arg):
+    # The gradient of x * 2 is the literal 2: the graph's output is no traced value.
+    assert float(jit(ft.grad(lambda x: x * 2.0))(arg)) == 2.0
+    assert float(jit(lambda x: ft.ones(()) * 2.0)(arg)) == 2.0
+
+
+def test_eager_program_returns_arrays_for_literal_outputs():
+    from fntorch.transforms.jit import _EagerProgram
+
+    g = ft.make_graph(ft.grad(lambda x: x * 2.0))(ft.asarray(3.0))
+    (out,) = _EagerProgram(g)(np.asarray(3.0, np.float32))
+    assert isinstance(out, np.ndarray) and out.tolist() == 2.0
+
+
 def test_outputs_are_never_written_again():
     f = jit(lambda x: ft.exp(ft.exp(x) + 1.0) * 2.0)
     a = f(ft.zeros(5))
