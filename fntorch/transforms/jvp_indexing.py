@@ -9,9 +9,10 @@ Index operands are integers, so they never carry a tangent and are never linear.
   where an index was out of range (scatter dropped that update), summed over the dims
   the updates were broadcast along.
 - ``scatter`` (set) is linear jointly in (operand, updates): positions it overwrites
-  pass no cotangent to the operand; each update gets the cotangent at its position.
-  With duplicate indices only one update is written, yet every duplicate gets that
-  cotangent, which is JAX's behaviour too: the transpose is exact for unique indices.
+  pass no cotangent to the operand; each update that was written gets the cotangent at
+  its position. With duplicate indices only one update per position is written, and
+  only that one gets a tangent or cotangent, the others zero (JAX's method: scatter
+  each update's id and read the ids back, ``_written``).
 - ``scatter_mul``: ``out[p] = operand[p] * prod_j u_j`` over the updates j landing on p,
   so ``d out[p] = t_operand[p] * prod_j u_j + operand[p] * sum_j t_u_j * prod_{i!=j} u_i``.
   The product of the others is computed exactly, zeros included, from the count of zero
@@ -23,6 +24,7 @@ Index operands are integers, so they never carry a tangent and are never linear.
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import numpy as np
@@ -90,18 +92,37 @@ def _unbroadcast(x, shape):
     return lax.reshape(x, shape) if tuple(get_aval(x).shape) != shape else x
 
 
-def _updates_cotangent(ct, indices, axes, updates_aval):
-    """The cotangent of scatter's updates: ``ct`` at their positions, zero where dropped."""
+def _updates_cotangent(ct, indices, axes, updates_aval, written=False):
+    """The cotangent of scatter's updates: ``ct`` at their positions, zero where dropped
+    (and, with ``written``, zero for the updates a duplicate index overwrote)."""
     if type(ct) is Zero:
         return Zero(updates_aval)
     g = lax.gather(ct, indices, axes)
     gshape = get_aval(g).shape
-    if indices:
+    if written:
+        w = _written(get_aval(ct).shape, indices, axes)
+        g = lax.select(w, g, _scalar(0, get_aval(g).dtype))
+    elif indices:
         mask = _in_range(indices, get_aval(ct).shape, axes)
         mshape = get_aval(mask).shape
         mask = lax.broadcast_in_dim(mask, gshape, tuple(range(len(mshape))))
         g = lax.select(mask, g, _scalar(0, get_aval(g).dtype))
     return _unbroadcast(g, updates_aval.shape)
+
+
+def _written(operand_shape, indices, axes):
+    """bool of the gathered shape: which updates a ``scatter`` (set) wrote. Where indices
+    repeat, one update per position is written; scattering each update's id and
+    gathering the ids back tells which, whatever order the scatter wrote them in. An
+    out-of-range update is dropped, so its id is never read back."""
+    b = pi.gather_shape("scatter", operand_shape, [get_aval(i).shape for i in indices], axes)
+    bshape = b[: len(b) - (len(operand_shape) - len(axes))]
+    n = math.prod(bshape)
+    dtype = np.dtype(np.int32 if n < np.iinfo(np.int32).max else np.int64)
+    ids = lax.add(lax.reshape(lax.iota(dtype, (n,)), bshape), _scalar(1, dtype))
+    ids = lax.broadcast_in_dim(ids, b, tuple(range(len(bshape))))
+    seen = lax.scatter(lax.full(operand_shape, 0, dtype), indices, ids, axes)
+    return lax.eq(lax.gather(seen, indices, axes), ids)
 
 
 def _split(args):
@@ -167,9 +188,18 @@ def _scatter_jvp(primals, tangents, *, axes):
     operand, indices, updates = _split(primals)
     out = lax.scatter(operand, indices, updates, axes)
     t_op, t_u = tangents[0], tangents[-1]
+    dtype = get_aval(updates).dtype
+    t_out = lax.scatter(_instantiate(t_op), indices, _scalar(0, dtype), axes)
     if type(t_u) is Zero:
-        t_u = _scalar(0, get_aval(updates).dtype)
-    return out, lax.scatter(_instantiate(t_op), indices, t_u, axes)
+        return out, t_out
+    # Added, not set: the overwritten updates' tangents are zeroed, so what lands on each
+    # position is the written update's tangent alone.
+    written = _written(get_aval(operand).shape, indices, axes)
+    gshape = get_aval(written).shape
+    ushape = get_aval(t_u).shape
+    t_u = lax.broadcast_in_dim(t_u, gshape, tuple(range(len(gshape) - len(ushape), len(gshape))))
+    t_u = lax.select(written, t_u, _scalar(0, dtype))
+    return out, lax.scatter_add(t_out, indices, t_u, axes)
 
 
 jvp_rules[pi.scatter_p] = _scatter_jvp
@@ -184,7 +214,7 @@ def _scatter_transpose(ct, operand, *rest, axes):
         else:
             cts[0] = lax.scatter(ct, indices, _scalar(0, get_aval(ct).dtype), axes)
     if is_undefined_primal(updates):
-        cts[-1] = _updates_cotangent(ct, indices, axes, updates.aval)
+        cts[-1] = _updates_cotangent(ct, indices, axes, updates.aval, written=True)
     return cts
 
 

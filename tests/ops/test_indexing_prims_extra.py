@@ -182,6 +182,35 @@ def test_scatter_overwritten_positions_pass_no_gradient_to_the_operand():
     np.testing.assert_array_equal(to_np(gu), [2.0, 0.0])
 
 
+def test_scatter_duplicate_indices_only_the_written_update_gets_a_derivative():
+    # JAX's rule: the update that lands on a position takes its cotangent; the updates
+    # it overwrote get none. Finite differences agree.
+    idx = [_idx(1, 1, 0, 1, 7)]
+    x = np.array([1.0, 2.0, 3.0])
+    f = lambda u: lax.scatter(x, idx, u, (0,))
+    u = np.array([4.0, 5.0, 6.0, 7.0, 8.0])
+    written = to_np(f(Tensor(u)))
+    winner = [k for k in (0, 1, 3) if u[k] == written[1]]
+    jf = to_np(ft.jacfwd(f)(Tensor(u)))
+    jr = to_np(ft.jacrev(f)(Tensor(u)))
+    want = np.zeros((3, 5))
+    want[1, winner] = 1.0
+    want[0, 2] = 1.0
+    np.testing.assert_array_equal(jf, want)
+    np.testing.assert_array_equal(jr, want)
+    np.testing.assert_allclose(jr, _fd_jacobian(f, u), atol=1e-9)
+    g = ft.jit(ft.grad(lambda u: _sum(lax.mul(f(u), f(u)))))(Tensor(u))
+    np.testing.assert_array_equal(to_np(g), 2 * want.T @ written)
+
+
+def test_scatter_broadcast_update_with_duplicates_counts_each_written_position_once():
+    f = lambda s: _sum(lax.scatter(np.zeros((3, 2)), [_idx(1, 1, 2)], s, (0,)))
+    np.testing.assert_array_equal(to_np(ft.grad(f)(Tensor(np.float64(2.0)))), 4.0)
+    np.testing.assert_array_equal(
+        to_np(ft.grad(f)(Tensor(np.ones(2)))), [2.0, 2.0]  # rows 1 and 2, not 1, 1 and 2
+    )
+
+
 def _fd_jacobian(f, x, eps=1e-6):
     x = np.asarray(x, np.float64)
     cols = []
