@@ -23,6 +23,7 @@ from ._api_common import (
     size_of,
 )
 from ._api_creation import asarray
+from ._indexing import wrap_negative
 
 __all__ = [
     "reshape", "permute_dims", "matrix_transpose", "expand_dims", "squeeze", "flip", "roll",
@@ -464,15 +465,6 @@ def _index_tensor(name: str, indices):
     return idx
 
 
-def _wrap_negative(idx, n: int):
-    """Negative indices count from the end (the gather primitive clamps the rest)."""
-    if isinstance(idx, np.ndarray):
-        return np.where(idx < 0, idx + n, idx)
-    if not dt.is_signed(idx.dtype):
-        return idx
-    return lax.select(lax.lt(idx, cast(0, idx.dtype)), lax.add(idx, cast(n, idx.dtype)), idx)
-
-
 def take(x, indices, /, *, axis=None) -> Tensor:
     """The elements of ``x`` at ``indices`` along ``axis`` (``x`` flattened when None).
 
@@ -487,7 +479,7 @@ def take(x, indices, /, *, axis=None) -> Tensor:
     if axis is None:
         x, axis = ravel(x), 0
     ax = normalize_axis("take", axis, x.ndim)
-    idx = _wrap_negative(_index_tensor("take", indices), x.shape[ax])
+    idx = wrap_negative(_index_tensor("take", indices), x.shape[ax])
     out = lax.gather(x, [idx], (ax,))
     k = len(idx.shape)
     # gather puts the index dims first; numpy puts them where the axis was.
@@ -520,7 +512,7 @@ def take_along_axis(x, indices, /, axis: int = -1) -> Tensor:
     index = []
     for d in range(x.ndim):
         if d == ax:
-            index.append(_wrap_negative(idx, x.shape[d]))
+            index.append(wrap_negative(idx, x.shape[d]))
         else:
             shape = [1] * x.ndim
             shape[d] = x.shape[d]

@@ -161,11 +161,23 @@ def _classify(item):
     raise _bad_index(item)
 
 
-def _wrap_traced(i, n: int):
-    """``where(i < 0, i + n, i)`` for a traced integer index."""
-    if not dt.is_signed(i.dtype):
+def wrap_negative(i, n: int):
+    """``where(i < 0, i + n, i)`` for an integer index array or tensor ``i`` on an axis of
+    size ``n``: negative indices count from the end. An index dtype too narrow to hold
+    ``n`` (int8 indices on an axis of 200) is widened to int64 first: ``i + n`` would
+    overflow.
+
+    >>> wrap_negative(np.array([-1, 2], np.int8), 200).tolist()
+    [199, 2]
+    """
+    d = np.dtype(i.dtype)
+    if not dt.is_signed(d):
         return i
-    d = i.dtype
+    if n > dt.iinfo(d).max:
+        d = np.dtype(np.int64)
+        i = i.astype(d) if isinstance(i, np.ndarray) else lax.convert_element_type(i, d)
+    if isinstance(i, np.ndarray):
+        return np.where(i < 0, i + n, i)
     neg = lax.lt(i, np.asarray(0, d)[()])
     return lax.select(neg, lax.add(i, np.asarray(n, d)[()]), i)
 
@@ -228,7 +240,7 @@ def parse_index(shape: tuple, idx):
             entries.append(_Entry(_INT, dim, p + n if p < 0 else p))
             dim += 1
         elif k == "dyn":
-            entries.append(_Entry(_DYN, dim, _wrap_traced(p, shape[dim])))
+            entries.append(_Entry(_DYN, dim, wrap_negative(p, shape[dim])))
             dim += 1
         elif k == "intarray":
             n = shape[dim]
@@ -238,9 +250,9 @@ def parse_index(shape: tuple, idx):
                     if lo < -n or hi >= n:
                         raise _out_of_range(lo if lo < -n else hi, dim, n)
                     if lo < 0:
-                        p = np.where(p < 0, p + n, p)
+                        p = wrap_negative(p, n)
             else:
-                p = _wrap_traced(p, n)
+                p = wrap_negative(p, n)
             entries.append(_Entry(_ADV, dim, p))
             dim += 1
         elif k == "mask":

@@ -339,6 +339,23 @@ def test_traced_index_arrays_wrap_negative():
     assert out.tolist() == [[10, 90], [80, 30]]
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16])
+def test_narrow_negative_indices_on_a_longer_axis(dtype):
+    # i + n would overflow the index dtype: wrapping widens it first.
+    n = int(np.iinfo(dtype).max) + 73
+    x = ft.arange(n)
+    i = ft.asarray(np.array(-1, dtype))
+    ii = ft.asarray(np.array([-1, -100, 5], dtype))
+    assert int(ft.jit(lambda x, i: x[i])(x, i)) == n - 1
+    assert ft.jit(lambda x, i: x[i])(x, ii).tolist() == [n - 1, n - 100, 5]
+    assert x[ii].tolist() == [n - 1, n - 100, 5]
+    assert ft.vmap(lambda i: x[i])(ii).tolist() == [n - 1, n - 100, 5]
+    assert int(ft.jit(lambda x, i: x.at[i].set(-7))(x, i)[-1]) == -7
+    assert ft.take(x, ii).tolist() == [n - 1, n - 100, 5]
+    assert ft.jit(lambda x, i: ft.take(x, i))(x, ii).tolist() == [n - 1, n - 100, 5]
+    assert ft.take_along_axis(x, ii, axis=0).tolist() == [n - 1, n - 100, 5]
+
+
 def test_grad_through_indexing_and_updates():
     def f(x):
         y = x.at[1].set(0.0)
