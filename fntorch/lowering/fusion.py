@@ -28,7 +28,7 @@ schedule: everything a group reads was produced by a step placed before it.
 >>> from fntorch.lowering.passes import run_passes
 >>> g = ft.make_graph(lambda x: ft.softmax(x, axis=-1))(ft.ones((4, 8)))
 >>> print(partition(run_passes(g)).summary())
-kernel  reduce_max is_finite select_n sub exp reduce_sum div  [rank 2, row over 1 dim]
+kernel  reduce_max sub exp reduce_sum div  [rank 2, row over 1 dim]
 """
 
 from __future__ import annotations

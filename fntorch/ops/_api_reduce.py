@@ -435,6 +435,9 @@ def _float_tensor(x):
 
 
 def _safe_max(x, axes):
+    """The shift for ``logsumexp``: the maximum, or 0 where it is infinite (so that a
+    row of -inf gives -inf, not NaN). softmax and log_softmax shift by the maximum
+    itself, as JAX and PyTorch do: ``softmax([3, inf])`` is NaN throughout, not ``[0, nan]``."""
     m = lax.reduce_max(x, axes)
     return lax.stop_gradient(lax.select(lax.is_finite(m), m, cast(0, m.dtype)))
 
@@ -462,7 +465,7 @@ def softmax(x, /, axis=-1) -> Tensor:
     """
     x = _float_tensor(x)
     axes = normalize_axes("softmax", axis, x.ndim)
-    m = lax.expand_dims(_safe_max(x, axes), axes)
+    m = lax.expand_dims(lax.stop_gradient(lax.reduce_max(x, axes)), axes)
     e = lax.exp(lax.sub(x, m))
     return lax.div(e, lax.expand_dims(lax.reduce_sum(e, axes), axes))
 
@@ -476,6 +479,6 @@ def log_softmax(x, /, axis=-1) -> Tensor:
     """
     x = _float_tensor(x)
     axes = normalize_axes("log_softmax", axis, x.ndim)
-    shifted = lax.sub(x, lax.expand_dims(_safe_max(x, axes), axes))
+    shifted = lax.sub(x, lax.expand_dims(lax.stop_gradient(lax.reduce_max(x, axes)), axes))
     lse = lax.log(lax.reduce_sum(lax.exp(shifted), axes))
     return lax.sub(shifted, lax.expand_dims(lse, axes))

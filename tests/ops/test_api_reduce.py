@@ -267,6 +267,23 @@ def test_logsumexp_stability():
     assert ft.softmax(ft.asarray([1, 2])).dtype == ft.float32
 
 
+@pytest.mark.parametrize(
+    "x, soft, log_soft",
+    [  # JAX's and PyTorch's values: an infinite maximum makes the row NaN
+        ([3.0, np.inf], [np.nan, np.nan], [np.nan, np.nan]),
+        ([-np.inf, -np.inf], [np.nan, np.nan], [np.nan, np.nan]),
+        ([1.0, -np.inf], [1.0, 0.0], [0.0, -np.inf]),
+        ([np.nan, 1.0], [np.nan, np.nan], [np.nan, np.nan]),
+    ],
+)
+def test_softmax_of_infinities_and_nan(x, soft, log_soft):
+    t = ft.asarray(np.array(x, np.float32))
+    for f in (ft.softmax, ft.jit(ft.softmax)):
+        np.testing.assert_array_equal(to_np(f(t)), np.array(soft, np.float32))
+    for f in (ft.log_softmax, ft.jit(ft.log_softmax)):
+        np.testing.assert_array_equal(to_np(f(t)), np.array(log_soft, np.float32))
+
+
 def test_softmax_matches_torch():
     torch = pytest.importorskip("torch")
     x = np.random.default_rng(1).normal(size=(3, 5)).astype(np.float32)
