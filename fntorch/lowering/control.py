@@ -33,6 +33,7 @@ def _cond_step(params, backend):
     def run(index, *operands):
         return progs[min(max(int(index), 0), last)](*operands)
 
+    run.programs = [(f"branch {i}", p) for i, p in enumerate(progs)]
     return run
 
 
@@ -47,6 +48,7 @@ def _while_step(params, backend):
             carry = body(*bc, *carry)
         return carry
 
+    run.programs = [("cond", cond), ("body", body)]
     return run
 
 
@@ -84,8 +86,10 @@ def _scan_step(params, backend):
             final[a.carry] = a.finish(np.asarray(args[nc + a.carry]), stacked)
         return final + ys[:n_ys]
 
+    run.programs = [("body", body)]
     return run
 
 
-# primitive -> (params, backend) -> a callable over numpy buffers
+# primitive -> (params, backend) -> a callable over numpy buffers; its ``programs`` name
+# the compiled sub-programs (for ``Lowered.as_text``)
 control_steps = {pc.cond_p: _cond_step, pc.while_p: _while_step, pc.scan_p: _scan_step}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..devices import cpu_impls
+from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from ..fx.graph import Eqn, Graph, Literal, Var
 
@@ -42,7 +43,7 @@ def _literal_is(lit, value: float, *, negative_zero: bool | None = None) -> bool
         return bool(v) == bool(value) and negative_zero is None
     if v != value:
         return False
-    if negative_zero is not None and v.dtype.kind == "f":
+    if negative_zero is not None and dt.is_float(v.dtype):
         return bool(np.signbit(v)) == negative_zero
     return True
 
@@ -57,8 +58,9 @@ def _same_as_out(x, out) -> bool:
 
 def _float_or_int_zero(lit, *, add: bool) -> bool:
     """``x + lit == x`` (add) or ``x - lit == x`` (sub) exactly, for every ``x``."""
-    kind = np.asarray(lit.value).dtype.kind
-    if kind == "f":  # -0.0 + 0.0 is 0.0: only the zero of the opposite sign is neutral
+    # bfloat16's numpy kind is "V", not "f": ask the dtype module.
+    if dt.is_float(np.asarray(lit.value).dtype):
+        # -0.0 + 0.0 is 0.0: only the zero of the opposite sign is neutral
         return _literal_is(lit, 0.0, negative_zero=add)
     return _literal_is(lit, 0)
 

@@ -82,7 +82,8 @@ _kernel_cache: dict = {}
 
 def get_kernel(spec, backend: str = "auto"):
     """The compiled kernel of ``spec`` (memoized per process and backend)."""
-    key = (spec, backend)
+    # The text key, not the spec: literals compare as numbers there, and 0.0 == -0.0.
+    key = (spec.key(), backend)
     k = _kernel_cache.get(key)
     if k is None:
         k = _kernel_cache[key] = _backend(backend)(spec, target="cpu")
@@ -140,7 +141,9 @@ def _adapter(shape, perm):
 class Program:
     """A compiled graph: ``program(*flat_input_buffers) -> list of output buffers``."""
 
-    def __init__(self, n_inputs, proto, setup, steps, out_slots, kernels, plan, products):
+    def __init__(
+        self, n_inputs, proto, setup, steps, out_slots, kernels, plan, products, listing=()
+    ):
         self.n_inputs = n_inputs
         self._proto = proto  # frame template after the inputs: constants filled in
         self._setup = setup  # per-frame work: preallocation and views of it
@@ -154,6 +157,8 @@ class Program:
         self.kernels = kernels
         self.plan = plan
         self.products = products  # blas.Products: how the matrix products run
+        # (label, compiled kernel or sub-program) in step order: what ``as_text`` prints
+        self.listing = list(listing)
         self._pool: list = []
 
     def new_frame(self) -> list:
@@ -194,6 +199,7 @@ class _Builder:
         # the same view costs 30-46 us instead of 2-3 (the caches are full of BLAS).
         self.prologue: list = []
         self.kernels: list = []
+        self.listing: list = []
         self.products = blas.Products()
         for i, v in enumerate(g.invars):
             self.slot[v.id] = i
@@ -369,6 +375,7 @@ class _Builder:
         flat = _flat_size(st, shape, ident, src_layouts)
         kern = get_kernel(st.spec._replace(rank=1) if flat else st.spec, self.backend)
         self.kernels.append(kern)
+        self.listing.append((" ".join(e.primitive.name for e in st.eqns), kern))
         splits = getattr(kern, "splits", None)  # optional, like prepare: else one thread
         self.products.one_thread |= splits is not None and splits(math.prod(shape))
         adapt = _adapter(shape, perm)
@@ -461,6 +468,8 @@ class _Builder:
         for v, s in zip(e.outputs, outs):
             self.slot[v.id] = s
         self.steps.append(_call_step(fn, ins, outs, multi))
+        for label, prog in getattr(fn, "programs", ()):
+            self.listing.append((f"{e.primitive.name} {label}", prog))
 
     def _template(self, st: TemplateStep) -> bool:
         """One template kernel (gather, scatter*, scan, reduce_window) into a preallocated
@@ -479,7 +488,9 @@ class _Builder:
                 raise
             return False
         ins = [self.use(i) for i in ins]
-        kern = compile_template(st.spec).bind(e.params)
+        template = compile_template(st.spec)
+        kern = template.bind(e.params)
+        self.listing.append((f"{e.primitive.name} (template)", template))
         out = e.outputs[0]
         shape, dtype = tuple(out.aval.shape), np.dtype(out.aval.dtype)
         fresh = out.id in self.escapes
@@ -561,7 +572,15 @@ class _Builder:
         # Setup steps index the full frame; the frame kept in the pool drops the inputs.
         steps = self.prologue + self.steps
         return Program(
-            self.n_in, proto, self.setup, steps, out_slots, self.kernels, self.plan, self.products
+            self.n_in,
+            proto,
+            self.setup,
+            steps,
+            out_slots,
+            self.kernels,
+            self.plan,
+            self.products,
+            self.listing,
         )
 
 

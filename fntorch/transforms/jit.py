@@ -152,6 +152,24 @@ def _aval_str(sig) -> str:
     return s
 
 
+@functools.cache
+def _flat_structure(n: int):
+    """The structure of ``n`` positional leaves and no keywords (the fast path's calls)."""
+    return optree.tree_structure(((0,) * n, {}), none_is_leaf=False, namespace=tree_util.NAMESPACE)
+
+
+def _type_key(v):
+    """The type of a static value, and of its elements for tuples: ``(2,)`` and ``(2.0,)``
+    are equal, but trace differently (an int or a float in the function).
+
+    >>> _type_key((1, (2.0, "a")))
+    (<class 'tuple'>, (<class 'int'>, (<class 'tuple'>, (<class 'float'>, <class 'str'>))))
+    """
+    if isinstance(v, tuple):
+        return type(v), tuple(_type_key(x) for x in v)
+    return type(v)
+
+
 def _path_str(path) -> str:
     return "".join(f"[{k!r}]" for k in path)
 
@@ -190,6 +208,7 @@ class JitFunction:
         names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
         donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
         self._params = self._positional_names(fun)
+        nums, donate = self._check_argnums(fun, nums, names, donate)
         # A static argument may come positionally or by keyword: know both spellings.
         nums = set(nums)
         names = set(names)
@@ -210,6 +229,38 @@ class JitFunction:
         self._cache: dict = {}
         self._last_key = None
         self.stats = {"traces": 0, "hits": 0, "misses": 0}
+
+    def _check_argnums(self, fun, nums, names, donate):
+        """``(static_argnums, donate_argnums)`` with negative positions counted from the
+        end of ``fun``'s positional parameters; a position or name ``fun`` does not have
+        is a ValueError. Without a signature, or with ``*args``, positions are read at
+        each call instead (``_split``)."""
+        try:
+            params = inspect.signature(fun).parameters.values()
+        except (TypeError, ValueError):
+            return nums, donate
+        kinds = {p.kind for p in params}
+        if inspect.Parameter.VAR_KEYWORD not in kinds:
+            unknown = sorted(set(names) - {p.name for p in params})
+            if unknown:
+                raise ValueError(
+                    f"jit({self._name}): static_argnames={tuple(names)} names "
+                    f"{', '.join(map(repr, unknown))}, which {self._name} does not take"
+                )
+        if inspect.Parameter.VAR_POSITIONAL in kinds:
+            return nums, donate
+        n = len(self._params)
+
+        def norm(what, got):
+            bad = [i for i in got if not -n <= i < n]
+            if bad:
+                raise ValueError(
+                    f"jit({self._name}): {what}={tuple(got)}, but {self._name} takes {n} "
+                    f"positional argument{'s' * (n != 1)}"
+                )
+            return tuple(i % n for i in got)
+
+        return norm("static_argnums", nums), norm("donate_argnums", donate)
 
     @staticmethod
     def _positional_names(fun):
@@ -233,7 +284,7 @@ class JitFunction:
         if not self._static_nums and not self._static_names:
             return args, kwargs, (), ()
         n = len(args)
-        pos = tuple(i for i in self._static_nums if i < n)
+        pos = tuple(sorted({i % n for i in self._static_nums if -n <= i < n}))
         statics = []
         for i in pos:
             statics.append((i, args[i]))
@@ -255,7 +306,7 @@ class JitFunction:
                     "instead of a list, or make it a dynamic (traced) argument"
                 ) from None
         dyn = tuple(a for i, a in enumerate(args) if i not in pos) if pos else args
-        key = tuple((w, type(v), v) for w, v in statics)
+        key = tuple((w, _type_key(v), v) for w, v in statics)
         return dyn, dyn_kwargs, key, pos
 
     def _arg_name(self, where) -> str:
@@ -287,7 +338,7 @@ class JitFunction:
         )
         sig = []
         bufs = []
-        for x in leaves:
+        for k, x in enumerate(leaves):
             if type(x) is Tensor:
                 v = x._value
             elif isinstance(x, Tracer):
@@ -299,13 +350,22 @@ class JitFunction:
                 bufs.append(np.asarray(x, d))
                 sig.append(((), d, True))
                 continue
-            else:
+            elif isinstance(x, (np.ndarray, np.generic)):
                 v = _as_tensor(x, f"jit({self._name})")._value
+            else:
+                name = self._leaf_names(dyn, dyn_kwargs, pos)[k]
+                raise TypeError(
+                    f"jit({self._name}): argument {name} is a {type(x).__name__}; expected a "
+                    "tensor, an array or a number (or a pytree of them). Mark an argument "
+                    "that configures the function static (static_argnums or static_argnames)."
+                )
             bufs.append(v)
             if type(v) is np.ndarray:
                 sig.append((v.shape, v.dtype))
             else:
                 sig.append((v.shape, v.dtype, device_of_buffer(v)))
+        if not static_key and treedef == _flat_structure(len(args)) and not kwargs:
+            treedef = len(args)  # the fast path's key for the same structure: one entry
         return (treedef, tuple(sig), static_key), bufs, leaves, (dyn, dyn_kwargs, pos)
 
     # -------------------------------------------------------------------- calls
@@ -407,6 +467,16 @@ class JitFunction:
             full = [args[i] if i in pos else next(it) for i in range(len(args))]
             out = fun(*full, **d_kwargs, **static_kwargs)
             out_leaves, out_tree = tree_util.flatten(out)
+            for k, o in enumerate(out_leaves):
+                if not isinstance(o, (Tensor, np.ndarray, np.generic, bool, int, float)):
+                    paths = optree.tree_paths(
+                        out, none_is_leaf=False, namespace=tree_util.NAMESPACE
+                    )
+                    raise TypeError(
+                        f"jit({name}): output {_path_str(paths[k]) or '(the result)'} is a "
+                        f"{type(o).__name__}; a jit function returns tensors, arrays or numbers "
+                        "(or a pytree of them)"
+                    )
             return [_as_tensor(o, f"jit({name})") for o in out_leaves], out_tree
 
         try:
@@ -457,24 +527,18 @@ class JitFunction:
             return "it is called for the first time"
         reasons = []
         if last[0] != key[0]:
-            reasons.append(
-                "new pytree structure"
-                + (
-                    f": {last[0]} -> {key[0]}"
-                    if not isinstance(last[0], int) and not isinstance(key[0], int)
-                    else ""
-                )
-            )
+            a, b = (_flat_structure(t) if isinstance(t, int) else t for t in (last[0], key[0]))
+            reasons.append(f"new pytree structure: {a} -> {b}")
         else:
             for n, a, b in zip(names, last[1], key[1]):
                 if a != b:
                     reasons.append(f"{n}: {_aval_str(a)} -> {_aval_str(b)}")
-        old = {w: v for w, _, v in last[2]}
-        new = {w: v for w, _, v in key[2]}
+        old = {w: (t, v) for w, t, v in last[2]}
+        new = {w: (t, v) for w, t, v in key[2]}
         for w in sorted(set(old) | set(new), key=str):
-            if w not in old or w not in new or old[w] != new[w] or type(old[w]) is not type(new[w]):
-                a = repr(old[w]) if w in old else "(absent)"
-                b = repr(new[w]) if w in new else "(absent)"
+            if w not in old or w not in new or old[w][1] != new[w][1] or old[w][0] != new[w][0]:
+                a = repr(old[w][1]) if w in old else "(absent)"
+                b = repr(new[w][1]) if w in new else "(absent)"
                 reasons.append(f"static argument {self._arg_name(w)}: {a} -> {b}")
         return "; ".join(reasons) or "the cache was cleared"
 
@@ -533,14 +597,29 @@ class Lowered:
         self.plan = entry.plan
 
     def as_text(self) -> str:
-        parts = []
-        for i, (step, kern) in enumerate(zip(self.plan.kernels, self._entry.program.kernels)):
-            prims = " ".join(e.primitive.name for e in step.eqns)
-            parts.append(f"// kernel {i}: {prims}\n{kern.as_text()}")
-        return "\n\n".join(parts)
+        """The xDSL IR of every kernel the program runs, each under a ``// kernel i:``
+        line naming what it computes: fused kernels, template kernels (gather, scatter,
+        cumulative ops, windows) and those of control flow's compiled sub-programs.
+
+        >>> import fntorch as ft
+        >>> f = ft.jit(lambda x: ft.fori_loop(0, 3, lambda i, c: ft.exp(c) - 1.0, x))
+        >>> [l for l in f.lower(ft.ones(2)).as_text().splitlines() if l.startswith("//")]
+        ['// scan body > kernel 0: add', '// scan body > kernel 1: exp sub']
+        """
+        return "\n\n".join(_kernel_texts(self._entry.program, ""))
 
     def compile(self) -> Compiled:
         return Compiled(self._jitted, self._entry)
+
+
+def _kernel_texts(program, where: str):
+    n = 0
+    for label, item in getattr(program, "listing", ()):
+        if hasattr(item, "listing"):  # a compiled sub-program: a loop body, a branch
+            yield from _kernel_texts(item, f"{where}{label} > ")
+        else:
+            yield f"// {where}kernel {n}: {label}\n{item.as_text()}"
+            n += 1
 
 
 class Compiled:

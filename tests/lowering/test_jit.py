@@ -99,6 +99,24 @@ def test_eager_program_returns_arrays_for_literal_outputs():
     assert isinstance(out, np.ndarray) and out.tolist() == 2.0
 
 
+def test_signed_zero_literals_keep_their_sign():
+    x = ft.asarray([1.0, 2.0])
+    pos, neg = jit(lambda x: (1.0 / (x * 0.0), 1.0 / (x * -0.0)))(x)
+    assert pos.tolist() == [np.inf] * 2 and neg.tolist() == [-np.inf] * 2
+    # a kernel that differs from a compiled one only by the literal's sign
+    assert jit(lambda x: 1.0 / ft.where(x > 0, -0.0, 5.0))(x).tolist() == [-np.inf] * 2
+
+
+@pytest.mark.parametrize("dtype", [ft.bfloat16, ft.float16, ft.float32])
+def test_adding_positive_zero_is_not_dropped(dtype):
+    # -0.0 + 0.0 is +0.0: only x - 0.0 and x + -0.0 are x
+    x = ft.asarray(np.array([-0.0, 1.0])).astype(dtype)
+    for f in (lambda x: x + 0.0, lambda x: x - (-0.0)):
+        got = np.signbit(np.asarray(jit(f)(x), np.float32))
+        np.testing.assert_array_equal(got, np.signbit(np.asarray(f(x), np.float32)))
+    assert np.signbit(np.asarray(jit(lambda x: x - 0.0)(x), np.float32))[0]
+
+
 def test_outputs_are_never_written_again():
     f = jit(lambda x: ft.exp(ft.exp(x) + 1.0) * 2.0)
     a = f(ft.zeros(5))
@@ -168,6 +186,71 @@ def test_static_argnums_and_argnames():
     assert g.stats["traces"] == 3
     g(x, 2, mode="mul")
     assert g.stats["traces"] == 3
+
+
+def test_negative_static_and_donated_argnums_count_from_the_end():
+    def f(x, n):
+        return x * n if n > 1 else x
+
+    g = jit(f, static_argnums=-1)
+    x = T(3)
+    close(g(x, 3), x * 3)
+    assert g.lower(x, 3).graph.invars[0].aval.shape == (3,) and len(g.lower(x, 3).graph.invars) == 1
+    h = jit(lambda *xs: xs[0] * xs[-1], static_argnums=-1)  # *args: read at each call
+    close(h(x, 2), x * 2)
+    close(h(x, x, 3), x * 3)
+    with pytest.raises(ValueError, match="both static and donated"):
+        jit(f, static_argnums=-1, donate_argnums=1)
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"static_argnums": 2}, r"static_argnums=\(2,\), but f takes 2 positional arguments"),
+        ({"static_argnums": -3}, r"static_argnums=\(-3,\)"),
+        ({"donate_argnums": (0, 5)}, r"donate_argnums=\(0, 5\), but f takes 2"),
+        ({"static_argnames": ("n", "mode")}, r"static_argnames=.*'mode', which f does not take"),
+    ],
+)
+def test_argnums_and_argnames_the_function_does_not_have(kw, match):
+    def f(x, n):
+        return x
+
+    with pytest.raises(ValueError, match=match):
+        jit(f, **kw)
+    jit(lambda x, **kw: x, static_argnames="anything")  # **kwargs may take any name
+
+
+def test_static_tuples_retrace_when_an_element_changes_type():
+    g = jit(lambda x, s: x * s[0], static_argnums=1)
+    x = ft.asarray(np.arange(3, dtype=np.int32))
+    assert g(x, (2,)).dtype == ft.int32
+    assert g(x, (2.0,)).dtype == ft.float32  # (2,) == (2.0,), but not the same program
+    assert g.stats["traces"] == 2
+
+
+def test_arrays_and_tensors_of_one_signature_share_a_trace(caplog):
+    f = jit(lambda x, y: x + y)
+    f(T(3), T(3))
+    f(np.ones(3, np.float32), T(3))
+    assert f.stats["traces"] == 1 and f._cache_size() == 1
+    config.update("log_compiles", True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="fntorch.jit"):
+            f(T(3), 2.0)
+    finally:
+        config.update("log_compiles", False)
+    assert "y: f32[3] -> f32[]{weak}" in caplog.records[-1].getMessage()
+
+
+def test_leaves_that_are_not_arrays_are_named():
+    x = T(3)
+    with pytest.raises(TypeError, match=r"argument mode is a str"):
+        jit(lambda x, mode: x)(x, "fast")
+    with pytest.raises(TypeError, match=r"argument cfg\['act'\] is a str"):
+        jit(lambda x, cfg: x)(x, {"act": "relu", "s": 1.0})
+    with pytest.raises(TypeError, match=r"output \[1\] is a str"):
+        jit(lambda x: (x, "tag"))(x)
 
 
 def test_unhashable_static_names_the_argument():
@@ -291,6 +374,31 @@ def test_lower_graph_text_and_compile():
     close(c(x, y), ft.exp(x) * y + 1.0)
     with pytest.raises(TypeError, match="lowered for other argument types"):
         c(T(5, 3), y)
+
+
+def _headers(text):
+    return [line for line in text.splitlines() if line.startswith("//")]
+
+
+def test_as_text_lists_template_kernels_and_those_of_sub_programs():
+    a, idx = T(8, 8), ft.asarray([0, 3, 3])
+    text = jit(lambda a: ft.take(a, idx, axis=0) * 2.0 + 1.0).lower(a).as_text()
+    assert _headers(text) == ["// kernel 0: gather (template)", "// kernel 1: mul add"]
+    assert text.count("llvm.func") == 2
+    assert _headers(jit(lambda a: a.at[idx].add(1.0)).lower(a).as_text()) == [
+        "// kernel 0: scatter_add (template)"
+    ]
+    f = jit(lambda x: ft.cond(x.sum() > 0, lambda x: ft.exp(x), lambda x: ft.sin(x) * 2.0, x))
+    assert _headers(f.lower(T(3)).as_text()) == [
+        "// kernel 0: reduce_sum gt convert_element_type",
+        "// cond branch 0 > kernel 0: sin mul",
+        "// cond branch 1 > kernel 0: exp",
+    ]
+    g = jit(lambda x: ft.while_loop(lambda c: c.sum() < 10.0, lambda c: c * 2.0, x))
+    assert _headers(g.lower(T(3)).as_text()) == [
+        "// while_loop cond > kernel 0: reduce_sum lt",
+        "// while_loop body > kernel 0: mul",
+    ]
 
 
 # ------------------------------------------------------------------ flat kernels

@@ -207,7 +207,8 @@ def test_scatter_broadcast_update_with_duplicates_counts_each_written_position_o
     f = lambda s: _sum(lax.scatter(np.zeros((3, 2)), [_idx(1, 1, 2)], s, (0,)))
     np.testing.assert_array_equal(to_np(ft.grad(f)(Tensor(np.float64(2.0)))), 4.0)
     np.testing.assert_array_equal(
-        to_np(ft.grad(f)(Tensor(np.ones(2)))), [2.0, 2.0]  # rows 1 and 2, not 1, 1 and 2
+        to_np(ft.grad(f)(Tensor(np.ones(2)))),
+        [2.0, 2.0],  # rows 1 and 2, not 1, 1 and 2
     )
 
 
