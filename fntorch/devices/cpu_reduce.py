@@ -30,15 +30,22 @@ def _identity_high(dtype):
     return np.inf
 
 
+def _acc(dtype):
+    """The accumulator of a sum or product: float32 for float16 and bfloat16, which
+    round once at the end (as the compiled kernels do, and XLA and PyTorch on the CPU;
+    bfloat16's numpy loop would round after every addition), else the dtype itself."""
+    return dt.float32 if dt.is_float(dtype) and dtype.itemsize == 2 else dtype
+
+
 def _reduce_sum(x, *, axes):
-    return np.sum(x, axis=axes, dtype=x.dtype)
+    return np.sum(x, axis=axes, dtype=_acc(x.dtype)).astype(x.dtype, copy=False)
 
 
 cpu_impls[r.reduce_sum_p] = _reduce_sum
 
 
 def _reduce_prod(x, *, axes):
-    return np.prod(x, axis=axes, dtype=x.dtype)
+    return np.prod(x, axis=axes, dtype=_acc(x.dtype)).astype(x.dtype, copy=False)
 
 
 cpu_impls[r.reduce_prod_p] = _reduce_prod

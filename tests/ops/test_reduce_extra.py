@@ -237,3 +237,16 @@ def test_sort_grad_permutes_back():
     w = np.array([10.0, 20.0, 30.0])
     g = ft.grad(lambda x: lax.reduce_sum(lax.mul(lax.sort(x)[0], T(w)), (0,)))(T(x))
     np.testing.assert_allclose(to_np(g), [30.0, 10.0, 20.0])
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", ["sum", "prod"])
+def test_narrow_float_sums_accumulate_in_float32_eagerly_as_under_jit(dtype, name):
+    x = np.random.default_rng(3).uniform(0.9, 1.1, (3, 500)).astype(np.float32)
+    t = ft.asarray(x).astype(getattr(ft, dtype))
+    f = lambda t: getattr(ft, name)(t, axis=1)
+    eager, jitted = to_np(f(t)), to_np(ft.jit(f)(t))
+    np.testing.assert_array_equal(eager, jitted)
+    # rounded once from the float32 result of the rounded inputs
+    want = getattr(np, name)(np.asarray(to_np(t), np.float32), axis=1).astype(eager.dtype)
+    np.testing.assert_array_equal(eager, want)
