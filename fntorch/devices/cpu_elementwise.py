@@ -137,7 +137,12 @@ cpu_impls[ew.pow_p] = _pow
 def _integer_pow(x, *, y):
     if not _is_int(x):
         # A Python int exponent keeps x's dtype; one rounding, unlike repeated products.
-        return np.power(x, y) if y >= 0 else np.reciprocal(np.power(x, -y))
+        # float16/bfloat16 are computed in float32 and rounded once, as the compiled
+        # kernels do: 300**2 overflows float16, yet 300**-2 does not underflow.
+        x = np.asarray(x)
+        w = x.astype(np.float32) if x.dtype.itemsize == 2 else x
+        r = np.power(w, y) if y >= 0 else np.reciprocal(np.power(w, -y))
+        return r.astype(x.dtype, copy=False)
     # Square and multiply: wraps like the integer products it stands for, for any y.
     out = np.ones_like(x)
     base = np.asarray(x)

@@ -9,15 +9,38 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..fx import dtypes as dt
 from ..ops import _prims_structural as ps
 from ._device import cpu_impls
 
 
 def _convert_element_type(x, *, new_dtype):
+    x = np.asarray(x)
     # NaN/inf/out-of-range floats cast to integers are unspecified (as in numpy and lax);
     # numpy warns about them, which is noise here.
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.asarray(x).astype(new_dtype)
+        if x.dtype == np.float64 and new_dtype == dt.bfloat16:
+            x = _round_to_odd_f32(x)
+        return x.astype(new_dtype)
+
+
+def _round_to_odd_f32(x):
+    """float64 -> float32 rounded to odd, so that rounding on to bfloat16 is correct:
+    ml_dtypes goes through float32 rounded to nearest, which rounds twice (1 + 2^-8 +
+    2^-40 became 1.0). The compiled cast does the same (``rules._round_to_odd_f32``).
+
+    >>> import ml_dtypes
+    >>> _round_to_odd_f32(np.array([1 + 2**-8 + 2**-40])).astype(ml_dtypes.bfloat16)
+    array([1.00781], dtype=bfloat16)
+    """
+    t = x.astype(np.float32)
+    back = t.astype(np.float64)
+    bits = t.view(np.uint32)
+    # One step toward zero where float32 rounded away from it, then the last bit set.
+    bits = np.where(np.abs(back) > np.abs(x), bits - np.uint32(1), bits)
+    odd = (bits | np.uint32(1)).view(np.float32)
+    keep = (back == x) | np.isnan(x) | ~(np.abs(back) < 3.4e38)
+    return np.where(keep, t, odd)
 
 
 cpu_impls[ps.convert_element_type_p] = _convert_element_type

@@ -516,6 +516,7 @@ def floor_divide(x1, x2, /):
     div = lax.select(fix, lax.sub(div, one), div)
     fl = lax.floor(div)
     fl = lax.select(lax.gt(lax.sub(div, fl), cast(0.5, a.dtype)), lax.add(fl, one), fl)
+    fl = lax.select(lax.eq(div, zero), copysign(div, lax.div(a, b)), fl)  # -0.0 // 1 is -0.0
     return lax.select(lax.eq(b, zero), lax.div(a, b), fl)
 
 
@@ -534,7 +535,10 @@ def remainder(x1, x2, /):
         return r
     zero = _zero(a)
     fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
-    return lax.select(fix, lax.add(r, b), r)
+    r = lax.select(fix, lax.add(r, b), r)
+    if dt.is_float(a.dtype):  # a zero remainder takes the divisor's sign, as in Python
+        r = lax.select(lax.eq(r, zero), copysign(r, b), r)
+    return r
 
 
 def copysign(x1, x2, /):

@@ -350,3 +350,34 @@ def test_no_warnings_on_special_signbit():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ft.signbit(ft.asarray([-0.0, 0.0]))
+
+
+def test_zero_remainders_and_quotients_carry_pythons_signs():
+    a = np.array([-0.0, 4.0, -4.0, -1.0, 0.0])
+    b = np.array([1.0, -2.0, 2.0, 1.0, -3.0])
+    want_r = np.array([x % y for x, y in zip(a, b)])
+    want_q = np.array([x // y for x, y in zip(a, b)])
+    for f in (lambda a, b: ft.remainder(a, b), ft.jit(lambda a, b: ft.remainder(a, b))):
+        got = np.asarray(f(ft.asarray(a), ft.asarray(b)))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want_r))
+    for f in (lambda a, b: ft.floor_divide(a, b), ft.jit(lambda a, b: ft.floor_divide(a, b))):
+        got = np.asarray(f(ft.asarray(a), ft.asarray(b)))
+        np.testing.assert_array_equal(got, want_q)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want_q))
+
+
+def test_float64_to_bfloat16_rounds_once_eagerly_as_under_jit():
+    # just above a halfway point between bfloat16 values: float32 first would round down
+    x = ft.asarray(np.array([1 + 2**-8 + 2**-40, -(1 + 2**-8 + 2**-40), 1 + 2**-9, 0.1]))
+    eager = np.asarray(x.astype(ft.bfloat16), np.float64)
+    jitted = np.asarray(ft.jit(lambda x: x.astype(ft.bfloat16))(x), np.float64)
+    np.testing.assert_array_equal(eager, [1 + 2**-7, -(1 + 2**-7), 1.0, 0.10009765625])
+    np.testing.assert_array_equal(eager, jitted)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_narrow_float_negative_integer_powers_do_not_underflow(dtype):
+    x = ft.asarray(np.array([300.0, -300.0, 1000.0], np.float32)).astype(getattr(ft, dtype))
+    want = (np.asarray(x, np.float32) ** -2.0).astype(np.asarray(x).dtype)
+    for f in (lambda x: x**-2, ft.jit(lambda x: x**-2)):
+        np.testing.assert_array_equal(np.asarray(f(x)), want)
