@@ -48,7 +48,9 @@ tanh(+-inf) = +-1, pow's C99 table, signed zeros of odd functions), checked on a
 of special values. sin/cos/tan use a Cody-Waite reduction only (no Payne-Hanek): it is
 exact up to |x| = 2**50, and beyond that they return NaN rather than a wrong value.
 float32 pow computes in float64; float64 pow is exp(y log|x|) without extra precision,
-hence its error grows with |y ln x|.
+hence its error grows with |y ln x| (near the overflow threshold a result that should
+be inf can come out as the largest finite double). A float64 pow by a literal integer
+up to 64 in magnitude is computed by products instead (``codegen._integer_exponent``).
 """
 
 from __future__ import annotations

@@ -117,6 +117,17 @@ def test_adding_positive_zero_is_not_dropped(dtype):
     assert np.signbit(np.asarray(jit(lambda x: x - 0.0)(x), np.float32))[0]
 
 
+@pytest.mark.parametrize("y", [2.0, 3.0, -1.0, -2.0, 4.0])
+def test_float64_power_by_a_small_integer_literal_is_computed_by_products(y):
+    x = np.array([3.0, 10.0, 7.0, 1.1, -0.0, 0.0, -np.inf, np.inf, np.nan, -2.5])
+    got = np.asarray(jit(lambda x: x**y)(ft.asarray(x)))
+    with np.errstate(divide="ignore"):
+        want = np.power(x, y)
+    # exact for these (numpy's pow is correctly rounded), signed zeros and infinities too
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_outputs_are_never_written_again():
     f = jit(lambda x: ft.exp(ft.exp(x) + 1.0) * 2.0)
     a = f(ft.zeros(5))
