@@ -599,6 +599,10 @@ def clip(x, /, min=None, max=None):  # noqa: A002 - the standard's names
         if is_pyscalar(bound):
             if dt.is_integer(x.dtype):
                 info = np.iinfo(x.dtype)
+                if isinstance(bound, float) and math.isnan(bound):
+                    raise ValueError("clip: a NaN bound cannot clip an integer tensor")
+                if isinstance(bound, float) and math.isinf(bound):
+                    bound = info.max if bound > 0 else info.min
                 bound = bound if isinstance(bound, int) else rnd(bound)
                 bound = int(np.clip(bound, info.min, info.max))
             bound = cast(bound, x.dtype)
@@ -612,14 +616,18 @@ def clip(x, /, min=None, max=None):  # noqa: A002 - the standard's names
 
 
 def relu(x, /):
-    """Elementwise ``max(x, 0)``.
+    """Elementwise ``max(x, 0)``, whose derivative at 0 is 0 (as in JAX and PyTorch; a
+    plain ``max`` splits a tie's derivative, giving 0.5).
 
     >>> import fntorch as ft
     >>> ft.relu(ft.asarray([-1.0, 2.0])).tolist()
     [0.0, 2.0]
+    >>> float(ft.grad(ft.relu)(0.0))
+    0.0
     """
     x = _tensor(x)
-    return lax.max(x, _zero(x))
+    # x where positive, else max(x, 0) held constant: 0, or NaN for NaN.
+    return lax.select(lax.gt(x, _zero(x)), x, lax.stop_gradient(lax.max(x, _zero(x))))
 
 
 _SQRT_HALF = 1.0 / math.sqrt(2.0)

@@ -240,7 +240,14 @@ def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
     return lax.concatenate(arrays, ax)
 
 
-cat = concat
+def cat(tensors, dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """PyTorch's spelling of ``concat``: ``dim`` (or ``axis``) positional or by keyword.
+
+    >>> import fntorch as ft
+    >>> ft.cat([ft.zeros((2, 1)), ft.ones((2, 3))], 1).shape
+    (2, 4)
+    """
+    return concat(tensors, axis=dim if axis is None else axis)
 
 
 def broadcast_shapes(*shapes) -> tuple[int, ...]:

@@ -230,23 +230,29 @@ def fmod(self, other):
 
 
 def clamp(self, min=None, max=None):  # noqa: A002 - PyTorch's names
-    """``self`` clipped to ``[min, max]`` (either may be None).
+    """``self`` clipped to ``[min, max]`` (either may be None), in the dtype ``self``
+    and the bounds promote to, as PyTorch's: an integer tensor clamped to float bounds
+    gives floats (``ft.clip`` keeps ``self``'s dtype instead, as the Array API says).
 
     >>> import fntorch as ft
     >>> ft.asarray([-2.0, 0.5, 3.0]).clamp(0, 1).tolist()
     [0.0, 0.5, 1.0]
+    >>> ft.asarray([-2, 1, 3]).clamp(0.5, 2.5).tolist()
+    [0.5, 1.0, 2.5]
     """
-    return _api.clip(self, min, max)
+    bounds = [b for b in (min, max) if b is not None]
+    dtype = dt.result_type(self, *bounds)
+    return _api.clip(self if dtype == self.dtype else _api.astype(self, dtype), min, max)
 
 
 def clamp_min(self, min):  # noqa: A002
-    """``self`` clipped below at ``min``."""
-    return _api.clip(self, min, None)
+    """``self`` clipped below at ``min`` (``clamp(min, None)``)."""
+    return clamp(self, min, None)
 
 
 def clamp_max(self, max):  # noqa: A002
-    """``self`` clipped above at ``max``."""
-    return _api.clip(self, None, max)
+    """``self`` clipped above at ``max`` (``clamp(None, max)``)."""
+    return clamp(self, None, max)
 
 
 def round_(self, decimals=0):
@@ -535,6 +541,8 @@ def split(self, split_size_or_sections, dim=0):
 
 def chunk(self, chunks, dim=0):
     """``chunks`` pieces along ``dim`` (each of size ``ceil(n / chunks)``, the last smaller)."""
+    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
+        raise ValueError(f"Tensor.chunk: chunks must be a positive int, got {chunks!r}")
     n = self.shape[_norm("Tensor.chunk", dim, self.ndim)]
     return split(self, max(1, -(-n // chunks)), dim)
 
@@ -545,8 +553,27 @@ def unbind(self, dim=0):
 
 
 def gather(self, dim, index):
-    """PyTorch's ``gather``: ``ft.take_along_axis(x, index, axis=dim)``."""
-    return _api.take_along_axis(self, index, axis=dim)
+    """PyTorch's ``gather``: ``out[i, j] = self[i, index[i, j]]`` for ``dim=1``. The
+    result has ``index``'s shape, which may be smaller than ``self``'s outside ``dim``
+    (``ft.take_along_axis`` broadcasts instead).
+
+    >>> import fntorch as ft
+    >>> x = ft.asarray([[1, 2, 3], [4, 5, 6]])
+    >>> x.gather(1, ft.asarray([[2, 0]])).tolist()
+    [[3, 1]]
+    """
+    d = _norm("Tensor.gather", dim, self.ndim)
+    index = index if isinstance(index, Tensor) else _api.asarray(index)
+    shape, ishape = tuple(self.shape), tuple(index.shape)
+    if len(ishape) != len(shape) or any(
+        i > n for k, (i, n) in enumerate(zip(ishape, shape)) if k != d
+    ):
+        raise ValueError(
+            f"Tensor.gather: index of shape {ishape} must have self's rank and fit inside "
+            f"self's shape {shape} outside dim {d}"
+        )
+    part = tuple(slice(None) if k == d else slice(0, i) for k, i in enumerate(ishape))
+    return _api.take_along_axis(_indexing.getitem(self, part), index, axis=d)
 
 
 def index_select(self, dim, index):
@@ -600,6 +627,9 @@ def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's 
     [5, 3]
     """
     d = _norm("Tensor.topk", dim, self.ndim)
+    n = self.shape[d]
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= n:
+        raise ValueError(f"Tensor.topk: k={k!r} is out of range for dim {dim} of size {n}")
     idx = _api.argsort(self, axis=d, descending=largest, stable=True)
     idx = _indexing.getitem(idx, (slice(None),) * d + (slice(0, k),))
     return return_types.topk(_api.take_along_axis(self, idx, axis=d), idx)

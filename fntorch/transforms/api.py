@@ -65,7 +65,7 @@ def _flat_fun(fun, in_tree, out_box, where, has_aux=False):
                     f"{where} with has_aux=True: the function must return (output, aux)"
                 )
             out, aux = out
-            aux_leaves, out_box["aux_tree"] = tree_util.flatten(aux)
+            aux_leaves = _split_aux(aux, out_box)
         else:
             aux_leaves = []
         leaves, out_box["out_tree"] = tree_util.flatten(out)
@@ -73,6 +73,25 @@ def _flat_fun(fun, in_tree, out_box, where, has_aux=False):
         return [_as_tensor(x, where) for x in leaves] + list(aux_leaves)
 
     return flat
+
+
+def _split_aux(aux, box) -> list:
+    """The array leaves of ``aux``, which the transform carries out as values; the others
+    (strings, None-like markers, any object) are kept in ``box`` and come back unchanged
+    (``_join_aux``), as in JAX: aux is not differentiated."""
+    leaves, box["aux_tree"] = tree_util.flatten(aux)
+    keep = (Tensor, np.ndarray, np.generic, bool, int, float)
+    box["aux_static"] = {i: x for i, x in enumerate(leaves) if not isinstance(x, keep)}
+    return [x for i, x in enumerate(leaves) if i not in box["aux_static"]]
+
+
+def _join_aux(box, traced):
+    it = iter(traced)
+    static = box["aux_static"]
+    n = box["aux_tree"].num_leaves
+    return tree_util.unflatten(
+        box["aux_tree"], [static[i] if i in static else next(it) for i in range(n)]
+    )
 
 
 # -------------------------------------------------------------------------- jvp
@@ -195,8 +214,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         return tuple(tree_util.unflatten(in_tree, res))
 
     if has_aux:
-        aux = tree_util.unflatten(box["aux_tree"], pouts[n_out:])
-        return outs, vjp_fn, aux
+        return outs, vjp_fn, _join_aux(box, pouts[n_out:])
     return outs, vjp_fn
 
 
@@ -284,11 +302,26 @@ def _dyn_args(args, argnums, where):
     return nums, [args[i] for i in nums]
 
 
-def _float_dtype(leaves, where):
+def _float_dtype(leaves, where, name=None, nums=(), dyn=()):
+    """The common float dtype of ``leaves``; a TypeError naming the argument of ``name``
+    (``nums``: the differentiated positions, ``dyn``: their values) for any other."""
     ds = [get_aval(x).dtype for x in leaves]
     for d in ds:
         if not dt.is_float(d):
-            raise TypeError(f"{where} requires float inputs, got dtype {d}")
+            arg = next(
+                (
+                    i
+                    for i, a in zip(nums, dyn)
+                    if any(not dt.is_float(get_aval(x).dtype) for x in tree_util.leaves(a))
+                ),
+                None,
+            )
+            which = f"argument {arg} of {name}" if arg is not None and name else "an input"
+            raise TypeError(
+                f"{where} requires float inputs (the derivative of integer and bool inputs "
+                f"is not defined), but {which} has dtype {d}; convert it with .float() or "
+                "leave it out of argnums"
+            )
     return dt.result_type(*ds) if ds else dt.float32
 
 
@@ -301,20 +334,25 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
     >>> ft.jacfwd(lambda x: x * x)(ft.asarray([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
+    name = getattr(fun, "__name__", "function")
 
+    @functools.wraps(fun)
     def jac(*args):
 
         nums, dyn = _dyn_args(args, argnums, "jacfwd")
         flat_in, in_tree = _flatten_args(tuple(dyn), "jacfwd")
-        dtype = _float_dtype(flat_in, "jacfwd")
+        dtype = _float_dtype(flat_in, "jacfwd", name, nums, dyn)
         sizes = [x.size for x in flat_in]
         total = sum(sizes)
 
         partial_flat = _partial_flat(fun, args, nums, in_tree)
+        box: dict = {}
 
         def with_aux(*flat):
             out = partial_flat(*flat)
-            return out if has_aux else (out, None)
+            if not has_aux:
+                return out, None
+            return out[0], _split_aux(out[1], box)
 
         def push(basis_vec):
             ts = _split_basis(basis_vec, flat_in, sizes)
@@ -324,7 +362,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
         basis = _eye(total, dtype)
         touts, aux = vmap(push, out_axes=(-1, None))(basis)
         result = tree_util.map(lambda t: _split_last(t, flat_in, sizes, in_tree, argnums), touts)
-        return (result, aux) if has_aux else result
+        return (result, _join_aux(box, aux)) if has_aux else result
 
     return jac
 
@@ -336,13 +374,15 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
     >>> ft.jacrev(lambda x: x * x)(ft.asarray([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
+    name = getattr(fun, "__name__", "function")
 
+    @functools.wraps(fun)
     def jac(*args):
         from ..ops import lax
 
         nums, dyn = _dyn_args(args, argnums, "jacrev")
         flat_in, in_tree = _flatten_args(tuple(dyn), "jacrev")
-        _float_dtype(flat_in, "jacrev")
+        _float_dtype(flat_in, "jacrev", name, nums, dyn)
 
         partial_flat = _partial_flat(fun, args, nums, in_tree)
         res = vjp(partial_flat, *flat_in, has_aux=has_aux)
@@ -548,6 +588,16 @@ def _batch_size(name, flat, axes, axis_size, n_pos):
     return sizes_set.pop()
 
 
+def _out_axis(ax, ndim: int, name: str) -> int:
+    """``out_axes`` entry ``ax`` for an output of rank ``ndim`` (mapped axis included)."""
+    if isinstance(ax, bool) or not isinstance(ax, int) or not -ndim <= ax < ndim:
+        raise ValueError(
+            f"vmap({name}): out_axes entry {ax!r} is out of range for an output of rank "
+            f"{ndim} (the mapped axis included): expected an int in [{-ndim}, {ndim})"
+        )
+    return ax % ndim
+
+
 def _out_value(trace, o, ax, size, name):
     from ..ops import lax
 
@@ -557,14 +607,14 @@ def _out_value(trace, o, ax, size, name):
                 f"vmap({name}): out_axes is None for an output that is batched; "
                 "only outputs that do not depend on the mapped axis can have out_axes=None"
             )
-        return moveaxis(o.val, o.bdim, ax % (o.val.ndim))
+        return moveaxis(o.val, o.bdim, _out_axis(ax, o.val.ndim, name))
     if isinstance(o, Tracer):
         check_tracer(o, "vmap")
     o = _as_tensor(o, "vmap")
     if ax is None:
         return o
     shape = list(o.shape)
-    ax = ax % (o.ndim + 1)
+    ax = _out_axis(ax, o.ndim + 1, name)
     shape.insert(ax, size)
     dims = [d for d in range(o.ndim + 1) if d != ax]
     return lax.broadcast_in_dim(o, tuple(shape), tuple(dims))

@@ -463,3 +463,48 @@ def test_every_public_method_has_a_docstring():
         if not name.startswith("_") and callable(member) and not (member.__doc__ or "").strip()
     ]
     assert not missing, missing
+
+
+# ----------------------------------------------------- PyTorch's meaning, corner cases
+
+
+def test_gather_takes_the_index_shape_as_torch():
+    x = ft.arange(24).reshape(2, 3, 4)
+    idx = ft.asarray([[[0, 1]], [[3, 2]]])  # (2, 1, 2): smaller than x outside dim 2
+    got = x.gather(2, idx)
+    assert got.shape == (2, 1, 2) and got.tolist() == [[[0, 1]], [[15, 14]]]
+    with pytest.raises(ValueError, match=r"Tensor.gather: index of shape \(2, 4, 1\)"):
+        x.gather(2, ft.zeros((2, 4, 1), dtype=ft.int64))
+    with pytest.raises(ValueError, match="self's rank"):
+        x.gather(0, ft.zeros((2,), dtype=ft.int64))
+
+
+def test_clamp_promotes_as_torch_and_clip_keeps_the_dtype():
+    x = ft.asarray([-2, 0, 1, 3, 5])
+    got = x.clamp(0.5, 2.5)
+    assert got.dtype == ft.float32 and got.tolist() == [0.5, 0.5, 1.0, 2.5, 2.5]
+    assert x.clamp_min(0.5).tolist() == [0.5, 0.5, 1.0, 3.0, 5.0]
+    assert x.clamp(0, 3).dtype == ft.int64
+    assert ft.clip(x, 0.5, 2.5).tolist() == [1, 1, 1, 2, 2]
+    assert ft.clip(x, 0, float("inf")).tolist() == [0, 0, 1, 3, 5]
+    with pytest.raises(ValueError, match="NaN bound"):
+        ft.clip(x, float("nan"), None)
+
+
+def test_cat_takes_dim_positionally_or_by_name():
+    a = ft.ones((2, 3))
+    for got in (ft.cat([a, a], 1), ft.cat([a, a], dim=1), ft.cat([a, a], axis=1)):
+        assert got.shape == (2, 6)
+    assert ft.cat([a, a]).shape == (4, 3)
+
+
+def test_topk_and_chunk_check_their_counts():
+    x = ft.asarray([1, 5, 3])
+    assert x.topk(3).values.tolist() == [5, 3, 1] and x.topk(0).values.tolist() == []
+    for k in (4, -1):
+        with pytest.raises(ValueError, match=f"Tensor.topk: k={k} is out of range"):
+            x.topk(k)
+    for n in (0, -2, 1.5):
+        with pytest.raises(ValueError, match="chunks must be a positive int"):
+            x.chunk(n)
+    assert [c.tolist() for c in x.chunk(2)] == [[1, 5], [3]]

@@ -317,3 +317,42 @@ def test_make_graph_prints_and_evaluates():
     out = ft.fx.eval_graph(g, ft.zeros(3), ft.full((3,), 2.0))
     np.testing.assert_allclose(np_(out[0]), [3.0, 3.0, 3.0])
     assert [e.primitive.name for e in g.eqns] == ["exp", "mul", "add"]
+
+
+def test_aux_passes_non_array_leaves_through():
+    f = lambda a: ((a**2).sum(), {"tag": "x", "n": 3, "v": a})
+    g, aux = ft.grad(f, has_aux=True)(ft.ones(3))
+    assert g.tolist() == [2.0] * 3 and aux["tag"] == "x" and int(aux["n"]) == 3
+    _, _, aux = ft.vjp(lambda a: (a * 2.0, "tag"), ft.ones(2), has_aux=True)
+    assert aux == "tag"
+    for jac in (ft.jacfwd, ft.jacrev):
+        j, aux = jac(lambda a: (a * 2.0, ("tag", a.sum())), has_aux=True)(ft.ones(2))
+        assert j.tolist() == [[2.0, 0.0], [0.0, 2.0]] and aux[0] == "tag"
+        assert float(aux[1]) == 2.0
+
+
+@pytest.mark.parametrize("jac", [ft.jacfwd, ft.jacrev])
+def test_jacobian_of_an_integer_input_names_the_argument(jac):
+    def my_fn(x, n):
+        return x * n
+
+    with pytest.raises(TypeError, match=r"requires float inputs.*argument 1 of my_fn has dtype"):
+        jac(my_fn, argnums=1)(ft.ones(2), ft.asarray([1, 2]))
+
+
+@pytest.mark.parametrize("ax", [3, 4, -4, 7])
+def test_vmap_out_axes_out_of_range_is_a_value_error(ax):
+    x = ft.ones((2, 3, 4))
+    with pytest.raises(ValueError, match=f"out_axes entry {ax} is out of range"):
+        ft.vmap(lambda v: v * 2.0, out_axes=ax)(x)
+    with pytest.raises(ValueError, match="out of range"):
+        ft.vmap(lambda v: ft.ones(()), out_axes=ax - 2 if ax > 0 else ax + 2)(x)
+    assert ft.vmap(lambda v: v * 2.0, out_axes=-1)(x).shape == (3, 4, 2)
+
+
+def test_relu_derivative_at_zero_is_zero():
+    x = ft.asarray(np.array([-1.0, 0.0, 2.0, np.nan]))
+    assert ft.vmap(ft.grad(ft.relu))(x).tolist() == [0.0, 0.0, 1.0, 0.0]
+    got = ft.relu(x).tolist()
+    assert got[:3] == [0.0, 0.0, 2.0] and np.isnan(got[3])
+    assert ft.jit(ft.vmap(ft.grad(ft.relu)))(x).tolist() == [0.0, 0.0, 1.0, 0.0]
