@@ -644,8 +644,10 @@ def jit(fun: Callable, static_argnums=(), static_argnames=(), donate_argnums=())
     """Compiles ``fun``: traced once per abstract signature, then run as fused kernels.
 
     ``static_argnums`` / ``static_argnames``: arguments that are Python values (hashable)
-    the function may branch on; each new value traces again. ``donate_argnums``:
-    arguments whose buffers outputs may reuse (the tensors are invalid after the call).
+    the function may branch on; each new value (or element type, in a tuple) traces
+    again. ``donate_argnums``: arguments whose buffers outputs may reuse (the tensors are
+    invalid after the call). Negative positions count from the end of ``fun``'s
+    positional parameters; a position or name ``fun`` does not have is a ValueError.
 
     >>> import fntorch as ft
     >>> f = ft.jit(lambda x, n: x * n if n > 1 else x, static_argnums=1)
