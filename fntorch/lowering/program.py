@@ -459,6 +459,9 @@ class _Builder:
         else:
             fn = partial(cpu_impls[e.primitive], **e.params)
         multi = e.primitive.multiple_results
+        if not multi and not e.outputs[0].aval.shape:
+            # numpy returns a scalar for a full reduction; kernels read ndarray structs
+            fn = _as_array(fn)
         if all(self.kind[i] == CONST for i in ins):
             res = fn(*[self.probe[i] for i in ins])
             for v, r in zip(e.outputs, res if multi else [res]):
@@ -582,6 +585,15 @@ class _Builder:
             self.products,
             self.listing,
         )
+
+
+def _as_array(fn):
+    """``fn`` returning an ndarray where it returns a numpy scalar (0-d results)."""
+
+    def call(*args):
+        return np.asarray(fn(*args))
+
+    return call
 
 
 def _prepare_all(pairs) -> None:
