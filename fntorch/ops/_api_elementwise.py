@@ -626,8 +626,9 @@ def relu(x, /):
     0.0
     """
     x = _tensor(x)
+    zero = _zero(x)
     # x where positive, else max(x, 0) held constant: 0, or NaN for NaN.
-    return lax.select(lax.gt(x, _zero(x)), x, lax.stop_gradient(lax.max(x, _zero(x))))
+    return lax.select(lax.gt(x, zero), x, lax.stop_gradient(lax.max(x, zero)))
 
 
 _SQRT_HALF = 1.0 / math.sqrt(2.0)

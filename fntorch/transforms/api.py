@@ -242,15 +242,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False):
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         nums = _check_argnums(argnums, len(args), "grad")
-        for i in nums:
-            for leaf in tree_util.leaves(args[i]):
-                d = get_aval(leaf).dtype
-                if not dt.is_float(d):
-                    raise TypeError(
-                        f"grad requires float inputs (the derivative of integer and bool "
-                        f"inputs is not defined), but argument {i} of {name} has dtype {d}; "
-                        "convert it with .float() or leave it out of argnums"
-                    )
+        _check_float_args("grad", name, nums, [args[i] for i in nums])
 
         def partial_fun(*dyn):
             full = list(args)
@@ -302,26 +294,25 @@ def _dyn_args(args, argnums, where):
     return nums, [args[i] for i in nums]
 
 
-def _float_dtype(leaves, where, name=None, nums=(), dyn=()):
-    """The common float dtype of ``leaves``; a TypeError naming the argument of ``name``
-    (``nums``: the differentiated positions, ``dyn``: their values) for any other."""
+def _check_float_args(where, name, nums, dyn) -> None:
+    """A TypeError naming the first differentiated argument (positions ``nums``, values
+    ``dyn``) of function ``name`` that has a non-float leaf."""
+    for i, a in zip(nums, dyn):
+        for leaf in tree_util.leaves(a):
+            d = get_aval(leaf).dtype
+            if not dt.is_float(d):
+                raise TypeError(
+                    f"{where} requires float inputs (the derivative of integer and bool "
+                    f"inputs is not defined), but argument {i} of {name} has dtype {d}; "
+                    "convert it with .float() or leave it out of argnums"
+                )
+
+
+def _float_dtype(leaves, where):
     ds = [get_aval(x).dtype for x in leaves]
     for d in ds:
         if not dt.is_float(d):
-            arg = next(
-                (
-                    i
-                    for i, a in zip(nums, dyn)
-                    if any(not dt.is_float(get_aval(x).dtype) for x in tree_util.leaves(a))
-                ),
-                None,
-            )
-            which = f"argument {arg} of {name}" if arg is not None and name else "an input"
-            raise TypeError(
-                f"{where} requires float inputs (the derivative of integer and bool inputs "
-                f"is not defined), but {which} has dtype {d}; convert it with .float() or "
-                "leave it out of argnums"
-            )
+            raise TypeError(f"{where} requires float inputs, got dtype {d}")
     return dt.result_type(*ds) if ds else dt.float32
 
 
@@ -341,7 +332,8 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
 
         nums, dyn = _dyn_args(args, argnums, "jacfwd")
         flat_in, in_tree = _flatten_args(tuple(dyn), "jacfwd")
-        dtype = _float_dtype(flat_in, "jacfwd", name, nums, dyn)
+        _check_float_args("jacfwd", name, nums, dyn)
+        dtype = _float_dtype(flat_in, "jacfwd")
         sizes = [x.size for x in flat_in]
         total = sum(sizes)
 
@@ -382,7 +374,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
 
         nums, dyn = _dyn_args(args, argnums, "jacrev")
         flat_in, in_tree = _flatten_args(tuple(dyn), "jacrev")
-        _float_dtype(flat_in, "jacrev", name, nums, dyn)
+        _check_float_args("jacrev", name, nums, dyn)
 
         partial_flat = _partial_flat(fun, args, nums, in_tree)
         res = vjp(partial_flat, *flat_in, has_aux=has_aux)

@@ -207,8 +207,14 @@ class JitFunction:
         nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
         donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
-        self._params = self._positional_names(fun)
-        nums, donate = self._check_argnums(fun, nums, names, donate)
+        try:
+            params = list(inspect.signature(fun).parameters.values())
+        except (TypeError, ValueError):
+            params = None
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        self._params = None if params is None else [p.name for p in params if p.kind in kinds]
+        if params is not None:
+            nums, donate = self._check_argnums(params, nums, names, donate)
         # A static argument may come positionally or by keyword: know both spellings.
         nums = set(nums)
         names = set(names)
@@ -230,15 +236,11 @@ class JitFunction:
         self._last_key = None
         self.stats = {"traces": 0, "hits": 0, "misses": 0}
 
-    def _check_argnums(self, fun, nums, names, donate):
+    def _check_argnums(self, params, nums, names, donate):
         """``(static_argnums, donate_argnums)`` with negative positions counted from the
-        end of ``fun``'s positional parameters; a position or name ``fun`` does not have
-        is a ValueError. Without a signature, or with ``*args``, positions are read at
-        each call instead (``_split``)."""
-        try:
-            params = inspect.signature(fun).parameters.values()
-        except (TypeError, ValueError):
-            return nums, donate
+        end of the function's positional parameters (``params``: its signature's); a
+        position or name it does not have is a ValueError. With ``*args``, positions are
+        read at each call instead (``_split``), as they are without a signature."""
         kinds = {p.kind for p in params}
         if inspect.Parameter.VAR_KEYWORD not in kinds:
             unknown = sorted(set(names) - {p.name for p in params})
@@ -261,15 +263,6 @@ class JitFunction:
             return tuple(i % n for i in got)
 
         return norm("static_argnums", nums), norm("donate_argnums", donate)
-
-    @staticmethod
-    def _positional_names(fun):
-        try:
-            sig = inspect.signature(fun)
-        except (TypeError, ValueError):
-            return None
-        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        return [p.name for p in sig.parameters.values() if p.kind in kinds]
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else types.MethodType(self, obj)
@@ -364,7 +357,7 @@ class JitFunction:
                 sig.append((v.shape, v.dtype))
             else:
                 sig.append((v.shape, v.dtype, device_of_buffer(v)))
-        if not static_key and treedef == _flat_structure(len(args)) and not kwargs:
+        if not kwargs and not static_key and treedef == _flat_structure(len(args)):
             treedef = len(args)  # the fast path's key for the same structure: one entry
         return (treedef, tuple(sig), static_key), bufs, leaves, (dyn, dyn_kwargs, pos)
 
