@@ -5,8 +5,9 @@ Level 2 (here): cache key -> loaded object code. On disk, under ``$FNTORCH_CACHE
 or ``$XDG_CACHE_HOME/fntorch`` (default ``~/.cache/fntorch``), in ``kernels/``, one file
 per key, named by its digest. The digest hashes the key (spec, variant, ndarray ABI),
 the target (host triple, CPU name and features) and the versions of fntorch, xDSL and
-llvmlite plus a hash of the lowering sources themselves, so an edited compiler never
-reuses a stale kernel.
+llvmlite plus a hash of the sources the generated code depends on (``SOURCES``), so an
+edited compiler never reuses a stale kernel. Where no cache directory can be found or
+written, kernels are compiled in every process instead.
 
 An entry is ``MAGIC | format version | digest | payload length | sha256(payload) |
 payload``. Anything that does not check out (truncated, corrupt, another key's entry
@@ -76,6 +77,26 @@ def _dist_version(name: str) -> str:
         return "?"
 
 
+# The sources the generated code depends on, relative to the fntorch package: the
+# kernel compiler and the modules it imports constants from (mathlib reads erfinv's
+# coefficients from the eager impls), so that editing any of them rebuilds the kernels.
+SOURCES = (
+    "lowering/builder.py",
+    "lowering/emit.py",
+    "lowering/mathlib.py",
+    "lowering/mathcore.py",
+    "lowering/rules.py",
+    "lowering/kernels.py",
+    "lowering/codegen.py",
+    "lowering/cpu.py",
+    "lowering/spec.py",
+    "lowering/cache.py",
+    "lowering/templates.py",
+    "lowering/spec_special.py",
+    "devices/cpu_elementwise.py",
+)
+
+
 @functools.cache
 def _versions() -> str:
     import llvmlite
@@ -84,22 +105,9 @@ def _versions() -> str:
 
     xdsl_version = _dist_version("xdsl")
     src = hashlib.sha256()
-    here = Path(__file__).parent
-    for name in (
-        "builder.py",
-        "emit.py",
-        "mathlib.py",
-        "mathcore.py",
-        "rules.py",
-        "kernels.py",
-        "codegen.py",
-        "cpu.py",
-        "spec.py",
-        "cache.py",
-        "templates.py",
-        "spec_special.py",
-    ):
-        src.update((here / name).read_bytes())
+    package = Path(__file__).parent.parent
+    for name in SOURCES:
+        src.update((package / name).read_bytes())
     return (
         f"fntorch={fntorch.__version__};xdsl={xdsl_version};"
         f"llvmlite={llvmlite.__version__};src={src.hexdigest()[:16]}"
@@ -139,11 +147,15 @@ def _path(dig: bytes) -> Path:
     return cache_dir() / f"{dig.hex()}.o"
 
 
+# Path.home() raises RuntimeError where there is no home directory (no $HOME and no
+# passwd entry: a container's arbitrary user); kernels then compile in every process.
+_NO_CACHE = (OSError, RuntimeError)
+
+
 def _read(dig: bytes) -> bytes | None:
-    path = _path(dig)
     try:
-        blob = path.read_bytes()
-    except OSError:
+        blob = _path(dig).read_bytes()
+    except _NO_CACHE:
         with _stats_lock:
             stats["disk_misses"] += 1
         return None
@@ -154,8 +166,8 @@ def _read(dig: bytes) -> bytes | None:
 
 
 def _write(dig: bytes, payload: bytes) -> None:
-    directory = cache_dir()
     try:
+        directory = cache_dir()
         directory.mkdir(parents=True, exist_ok=True)
         import tempfile  # only writers need it: 7 ms of a warm start's imports
 
@@ -169,7 +181,7 @@ def _write(dig: bytes, payload: bytes) -> None:
             raise
         with _stats_lock:
             stats["disk_writes"] += 1
-    except OSError:
+    except _NO_CACHE:
         pass  # a read-only or full disk only costs the next process a compile
 
 

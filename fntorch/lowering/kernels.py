@@ -71,7 +71,13 @@ _pool_lock = threading.Lock()
 def _default_threads() -> int:
     env = os.environ.get("FNTORCH_NUM_THREADS")
     if env:
-        return max(1, int(env))
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ValueError(
+                f"FNTORCH_NUM_THREADS: expected a positive integer (the threads a large "
+                f"kernel call is split over), got {env!r}"
+            ) from None
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
@@ -86,6 +92,8 @@ def set_num_threads(n: int) -> None:
     1
     >>> set_num_threads(_default_threads())
     """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"set_num_threads: expected an int, got {type(n).__name__} ({n!r})")
     if n < 1:
         raise ValueError(f"set_num_threads: expected a positive count, got {n}")
     _state["threads"] = int(n)
