@@ -179,15 +179,16 @@ def eval_graph(graph: Graph, *args) -> list:
 
 
 class GraphTracer(Tracer):
-    __slots__ = ("var",)
+    # Not "var": that name is Tensor.var (the variance), which a tracer must keep.
+    __slots__ = ("graph_var",)
 
     def __init__(self, trace, var: Var):
         self._trace = trace
-        self.var = var
+        self.graph_var = var
 
     @property
     def aval(self):
-        return self.var.aval
+        return self.graph_var.aval
 
 
 class GraphTrace(Trace):
@@ -218,7 +219,7 @@ class GraphTrace(Trace):
     def lift(self, x, prim_name="value"):
         """The graph input standing for ``x``: its var, a literal, or a new constvar."""
         if isinstance(x, GraphTracer) and x._trace is self:
-            return x.var
+            return x.graph_var
         if isinstance(x, Tracer):
             check_tracer(x, prim_name)
         elif isinstance(x, (np.generic, bool, int, float)) or (

@@ -99,7 +99,7 @@ def _split_jvp(g: Graph, nonzero, direct):
         sources, res = [], []
         for c in lg.consts:
             if isinstance(c, GraphTracer) and c._trace is trace:
-                k = position.get(c.var.id)
+                k = position.get(c.graph_var.id)
                 if k is not None and direct(k):
                     sources.append(("in", k))
                 else:
