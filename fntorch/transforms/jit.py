@@ -352,6 +352,8 @@ class JitFunction:
                     "tensor, an array or a number (or a pytree of them). Mark an argument "
                     "that configures the function static (static_argnums or static_argnames)."
                 )
+            if isinstance(v, np.generic):  # an eager full reduction's value: a 0-d CPU array
+                v = np.asarray(v)
             bufs.append(v)
             if type(v) is np.ndarray:
                 sig.append((v.shape, v.dtype))

@@ -91,6 +91,18 @@ def test_outputs_that_are_literals_or_constants(arg):
     assert float(jit(lambda x: ft.ones(()) * 2.0)(arg)) == 2.0
 
 
+def test_a_scalar_tensor_from_an_eager_reduction_is_a_cpu_argument():
+    # An eager full reduction holds a numpy scalar, not a 0-d array: it must key and run
+    # like any 0-d CPU tensor (it was taken for another device's buffer: a second trace,
+    # and an uncompiled program).
+    f = jit(lambda a: ft.exp(a) * 2.0)
+    s = ft.sum(ft.ones(3))
+    close(f(s), np.exp(3.0) * 2.0)
+    close(f(ft.asarray(6.0)), np.exp(6.0) * 2.0)
+    assert f.stats["traces"] == 1
+    assert not f.lower(s)._entry.eager
+
+
 def test_eager_program_returns_arrays_for_literal_outputs():
     from fntorch.transforms.jit import _EagerProgram
 
