@@ -9,6 +9,7 @@ numpy scalars of the result dtype, which is what the primitives take.
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -73,7 +74,7 @@ def normalize_axis(name: str, axis, ndim: int) -> int:
     2
     """
     try:
-        a = int(axis)
+        a = operator.index(axis)  # not int(): 0.7 and "1" are no axes (numpy raises too)
     except TypeError:
         raise TypeError(f"{name}: axis must be an integer, got {axis!r}") from None
     if not -ndim <= a < ndim:

@@ -291,3 +291,10 @@ def test_softmax_matches_torch():
     assert_close(ft.softmax(ft.asarray(x), axis=0), torch.softmax(tx, 0).numpy(), atol=1e-7)
     assert_close(ft.log_softmax(ft.asarray(x)), torch.log_softmax(tx, -1).numpy(), atol=1e-6)
     assert_close(ft.logsumexp(ft.asarray(x), axis=1), torch.logsumexp(tx, 1).numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("axis", [0.7, "1"])
+def test_a_non_integer_axis_is_a_type_error_naming_the_function(axis):
+    # int(axis) took 0.7 for axis 0; numpy raises TypeError for both.
+    with pytest.raises(TypeError, match="sum: axis must be an integer"):
+        ft.sum(ft.ones((2, 3)), axis=axis)
