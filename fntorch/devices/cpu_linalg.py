@@ -44,6 +44,13 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, preferred_element_type):
     lfree = [i for i in range(lhs.ndim) if i not in lc and i not in lb]
     rfree = [i for i in range(rhs.ndim) if i not in rc and i not in rb]
     out_dtype = preferred_element_type or lhs.dtype
+    if dt.is_float(lhs.dtype) and not np.can_cast(lhs.dtype, out_dtype, "safe"):
+        # A float product asked for in ints or a narrower float is computed in the
+        # operands' dtype and converted, as in lax; casting the operands would truncate.
+        res = _dot_general_impl(
+            lhs, rhs, dimension_numbers=dimension_numbers, preferred_element_type=None
+        )
+        return res.astype(out_dtype)
     out_shape = tuple(lhs.shape[d] for d in (*lb, *lfree)) + tuple(rhs.shape[d] for d in rfree)
     cdt = _compute_dtype(out_dtype)
     bsz = _prod([lhs.shape[d] for d in lb])

@@ -4,29 +4,40 @@ matrix_transpose), plus outer and einsum, all lowered to ``dot_general``.
 
 from __future__ import annotations
 
+import string
+
 import numpy as np
 
+from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from . import lax
-from ._api_common import is_pyscalar, normalize_axis, operand, promote, promote_dtype
+from ._api_common import cast, is_pyscalar, normalize_axis, operand, promote_dtype
 from ._api_creation import asarray
-from ._api_manipulation import broadcast_shapes, broadcast_to, matrix_transpose
+from ._api_manipulation import broadcast_to, matrix_transpose
 from ._prims_elementwise import broadcast_shapes as _broadcast_shapes
 
 __all__ = ["matmul", "tensordot", "vecdot", "matrix_transpose", "outer", "einsum"]
 
 
-def _t(x) -> Tensor:
-    return asarray(x) if is_pyscalar(x) else operand(x, asarray)
-
-
-def _promoted(name, *xs):
-    xs = [_t(x) for x in xs]
-    return promote(name, *xs, dtype=promote_dtype(name, *xs))
+def _promoted(name, *xs) -> list[Tensor]:
+    """The operands as tensors of their common dtype; Python scalars are weak (made
+    tensors only after the promotion, so ``f16`` with ``2.0`` stays ``f16``)."""
+    xs = [operand(x, asarray) for x in xs]
+    dtype = promote_dtype(name, *xs)
+    return [asarray(x, dtype=dtype) if is_pyscalar(x) else cast(x, dtype) for x in xs]
 
 
 def _dot(a, b, contract, batch=((), ())):
     return lax.dot_general(a, b, (contract, batch))
+
+
+# Products and sums of bools are numpy's (and dot_general's): ``and`` and ``or``.
+def _product(a, b):
+    return lax.bitwise_and(a, b) if a.dtype == dt.bool_ else lax.mul(a, b)
+
+
+def _total(x, axes):
+    return lax.reduce_or(x, axes) if x.dtype == dt.bool_ else lax.reduce_sum(x, axes)
 
 
 def matmul(x1, x2, /) -> Tensor:
@@ -97,13 +108,20 @@ def tensordot(x1, x2, /, *, axes=2) -> Tensor:
             )
         ca, cb = tuple(range(a.ndim - n, a.ndim)), tuple(range(n))
     else:
-        ax_a, ax_b = axes
-        ax_a = (ax_a,) if isinstance(ax_a, (int, np.integer)) else tuple(ax_a)
-        ax_b = (ax_b,) if isinstance(ax_b, (int, np.integer)) else tuple(ax_b)
+        try:
+            ax_a, ax_b = axes
+            ax_a = (ax_a,) if isinstance(ax_a, (int, np.integer)) else tuple(ax_a)
+            ax_b = (ax_b,) if isinstance(ax_b, (int, np.integer)) else tuple(ax_b)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"tensordot: axes must be an int or a pair (axes of x1, axes of x2), got {axes!r}"
+            ) from None
         if len(ax_a) != len(ax_b):
             raise ValueError(f"tensordot: axes {axes} must name as many dims of x1 as of x2")
         ca = tuple(normalize_axis("tensordot", i, a.ndim) for i in ax_a)
         cb = tuple(normalize_axis("tensordot", i, b.ndim) for i in ax_b)
+        if len(set(ca)) != len(ca) or len(set(cb)) != len(cb):
+            raise ValueError(f"tensordot: axes {axes} must not name a dim twice")
     for i, j in zip(ca, cb):
         if a.shape[i] != b.shape[j]:
             raise ValueError(
@@ -126,17 +144,32 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
             f"vecdot: operands must be at least 1-d, "
             f"got shapes {tuple(a.shape)} and {tuple(b.shape)}"
         )
+    sa, sb = tuple(a.shape), tuple(b.shape)
     ax_a = normalize_axis("vecdot", axis, a.ndim)
     ax_b = normalize_axis("vecdot", axis, b.ndim)
-    if a.shape[ax_a] != b.shape[ax_b]:
+    if sa[ax_a] != sb[ax_b]:
         raise ValueError(
-            f"vecdot: the contracted dims differ: shapes {tuple(a.shape)} and {tuple(b.shape)} "
-            f"along axis {axis}"
+            f"vecdot: the contracted dims differ: shapes {sa} and {sb} along axis {axis}"
         )
-    shape = broadcast_shapes(a.shape, b.shape)
+    # As numpy's gufunc: ``axis`` is a dim of each operand (not of the broadcast shape,
+    # which differs for a non-negative axis and operands of different ranks); the other
+    # dims broadcast.
+    a, b = _axis_to_last(a, ax_a), _axis_to_last(b, ax_b)
+    try:
+        batch = _broadcast_shapes("vecdot", a.shape[:-1], b.shape[:-1])
+    except ValueError:
+        raise ValueError(
+            f"vecdot: shapes {sa} and {sb} cannot be broadcast together outside axis {axis}"
+        ) from None
+    shape = batch + (sa[ax_a],)
     a, b = broadcast_to(a, shape), broadcast_to(b, shape)
-    ax = normalize_axis("vecdot", axis, len(shape))
-    return lax.reduce_sum(lax.mul(a, b), (ax,))
+    return _total(_product(a, b), (len(batch),))
+
+
+def _axis_to_last(x, axis):
+    if axis == x.ndim - 1:
+        return x
+    return lax.transpose(x, (*range(axis), *range(axis + 1, x.ndim), axis))
 
 
 def outer(x1, x2, /) -> Tensor:
@@ -151,7 +184,7 @@ def outer(x1, x2, /) -> Tensor:
         raise ValueError(
             f"outer: expected 1-d tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}"
         )
-    return lax.mul(lax.expand_dims(a, (1,)), lax.expand_dims(b, (0,)))
+    return _product(lax.expand_dims(a, (1,)), lax.expand_dims(b, (0,)))
 
 
 # --------------------------------------------------------------------------- einsum
@@ -170,18 +203,26 @@ def _parse_term(term: str, ndim: int, ell_rank: int, subscripts: str) -> list[st
                 f"einsum: term {term!r} of {subscripts!r} has more labels than its operand has "
                 f"dims ({ndim})"
             )
+        _check_letters(head + tail, subscripts)
         labels = list(head) + [str(ell_rank - n + j) for j in range(n)] + list(tail)
     else:
+        _check_letters(term, subscripts)
         labels = list(term)
         if len(labels) != ndim:
             raise ValueError(
                 f"einsum: term {term!r} of {subscripts!r} names {len(labels)} dims, but its "
                 f"operand has {ndim}"
             )
-    for c in labels:
-        if not (c.isalpha() or c.isdigit()):
-            raise ValueError(f"einsum: invalid label {c!r} in {subscripts!r}")
     return labels
+
+
+def _check_letters(labels: str, subscripts: str) -> None:
+    # Digits name the ellipsis dims internally: a digit label would alias one of them.
+    for c in labels:
+        if c not in string.ascii_letters:
+            raise ValueError(
+                f"einsum: invalid label {c!r} in {subscripts!r}; labels must be letters a-z, A-Z"
+            )
 
 
 def _diagonal(x, labels):
@@ -190,7 +231,12 @@ def _diagonal(x, labels):
         l = next(c for c in labels if labels.count(c) > 1)
         p = labels.index(l)
         q = labels.index(l, p + 1)
-        n = min(x.shape[p], x.shape[q])
+        n = x.shape[p]
+        if x.shape[q] != n:  # broadcasting is across operands, never within one
+            raise ValueError(
+                f"einsum: label {l!r} is repeated in one operand with different sizes "
+                f"{x.shape[p]} and {x.shape[q]} (operand shape {tuple(x.shape)})"
+            )
         ar = np.arange(n, dtype=np.int64)
         x = lax.gather(x, [ar, ar], (p, q))
         labels = [l] + [c for i, c in enumerate(labels) if i not in (p, q)]
@@ -201,7 +247,7 @@ def _sum_labels(x, labels, drop):
     axes = tuple(i for i, c in enumerate(labels) if c in drop)
     if not axes:
         return x, labels
-    return lax.reduce_sum(x, axes), [c for c in labels if c not in drop]
+    return _total(x, axes), [c for c in labels if c not in drop]
 
 
 def einsum(subscripts: str, /, *operands) -> Tensor:
@@ -235,6 +281,7 @@ def einsum(subscripts: str, /, *operands) -> Tensor:
         if out_term.count("...") > 1 or ("." in out_term.replace("...", "")):
             raise ValueError(f"einsum: malformed output in {subscripts!r}")
         head, dots, tail = out_term.partition("...")
+        _check_letters(head + tail, subscripts)
         out = list(head) + (ell if dots else []) + list(tail)
         seen = {c for ls in labels for c in ls}
         for c in out:
