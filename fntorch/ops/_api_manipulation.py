@@ -1,4 +1,5 @@
-"""Manipulation functions of the Array API standard, plus pad, take, take_along_axis.
+"""Manipulation functions of the Array API standard, plus take and take_along_axis
+(numpy's pad is in ``_api_pad``).
 
 Each is a few structural primitives (reshape, transpose, broadcast_in_dim, slice,
 concatenate, pad, gather) with the standard's argument checking in front: shape and
@@ -7,13 +8,14 @@ axis errors raise ValueError naming the function and the values.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..fx import dtypes as dt
-from ..fx.core import Tensor, Tracer
+from ..fx.core import ConcretizationError, Tensor, Tracer
 from . import lax
 from ._api_common import (
-    cast,
     is_pyscalar,
     normalize_axes,
     normalize_axis,
@@ -28,7 +30,7 @@ from ._indexing import wrap_negative
 __all__ = [
     "reshape", "permute_dims", "matrix_transpose", "expand_dims", "squeeze", "flip", "roll",
     "stack", "concat", "cat", "broadcast_to", "broadcast_arrays", "broadcast_shapes",
-    "moveaxis", "repeat", "tile", "unstack", "pad", "take", "take_along_axis", "astype",
+    "moveaxis", "repeat", "tile", "unstack", "take", "take_along_axis", "astype",
     "ravel",
 ]  # fmt: skip
 
@@ -37,10 +39,18 @@ def _t(x) -> Tensor:
     return asarray(x) if is_pyscalar(x) else operand(x, asarray)
 
 
-def _ints(v) -> tuple[int, ...]:
-    if isinstance(v, (int, np.integer)):
-        return (int(v),)
-    return tuple(int(s) for s in v)
+def _ints(v, where: str) -> tuple[int, ...]:
+    """``v`` (an int or a sequence of ints) as a tuple of ints. Floats and strings raise
+    TypeError naming ``where``, as in numpy: ``int()`` would truncate 2.5 to 2 and read
+    "23" as 23."""
+    try:
+        if getattr(v, "ndim", None) == 0 or not hasattr(v, "__iter__"):
+            return (operator.index(v),)
+        return tuple(operator.index(s) for s in v)
+    except ConcretizationError:
+        raise  # a traced size: its message says which argument to mark static
+    except TypeError:
+        raise TypeError(f"{where}: expected an int or a sequence of ints, got {v!r}") from None
 
 
 def reshape(x, /, shape, *, copy=None) -> Tensor:
@@ -51,7 +61,7 @@ def reshape(x, /, shape, *, copy=None) -> Tensor:
     (2, 3)
     """
     x = _t(x)
-    shape = _ints(shape)
+    shape = _ints(shape, "reshape: shape")
     size = x.size
     unknown = [i for i, s in enumerate(shape) if s == -1]
     bad = len(unknown) > 1 or any(s < -1 for s in shape)
@@ -119,7 +129,7 @@ def expand_dims(x, /, axis=0) -> Tensor:
     (2, 3, 1)
     """
     x = _t(x)
-    axes = _ints(axis)
+    axes = _ints(axis, "expand_dims: axis")
     nd = x.ndim + len(axes)
     dims = normalize_axes("expand_dims", axes, nd)
     return lax.expand_dims(x, dims)
@@ -167,6 +177,7 @@ def _slice_axis(x, axis: int, start: int, stop: int, step: int = 1):
 
 def roll(x, /, shift, *, axis=None) -> Tensor:
     """``x`` with its elements shifted by ``shift`` along ``axis`` (flattened when None).
+    A shift may be a traced integer tensor, as in JAX.
 
     >>> import fntorch as ft
     >>> ft.roll(ft.asarray([1, 2, 3, 4]), 1).tolist()
@@ -175,7 +186,7 @@ def roll(x, /, shift, *, axis=None) -> Tensor:
     x = _t(x)
     if axis is None:
         return reshape(roll(ravel(x), shift, axis=0), x.shape)
-    shifts, axes = _ints(shift), _ints(axis)
+    shifts, axes = _shifts(shift), _ints(axis, "roll: axis")
     if len(shifts) == 1:
         shifts = shifts * len(axes)
     if len(shifts) != len(axes):
@@ -183,11 +194,37 @@ def roll(x, /, shift, *, axis=None) -> Tensor:
     for s, a in zip(shifts, axes):
         a = normalize_axis("roll", a, x.ndim)
         n = x.shape[a]
-        if n == 0 or s % n == 0:
+        if n == 0:
             continue
-        s %= n
-        x = lax.concatenate([_slice_axis(x, a, n - s, n), _slice_axis(x, a, 0, n - s)], a)
+        if isinstance(s, Tensor):
+            x = _roll_traced(x, s, a)
+        elif s % n:
+            s %= n
+            x = lax.concatenate([_slice_axis(x, a, n - s, n), _slice_axis(x, a, 0, n - s)], a)
     return x
+
+
+def _shifts(shift) -> list:
+    """roll's shifts: ints, or 0-d integer tensors where the shift is traced."""
+    if not isinstance(shift, Tracer):
+        if not isinstance(shift, (list, tuple)) or not any(isinstance(s, Tracer) for s in shift):
+            return list(_ints(shift, "roll: shift"))
+        return [s if isinstance(s, Tracer) else _ints(s, "roll: shift")[0] for s in shift]
+    if not dt.is_integer(shift.dtype) or shift.ndim > 1:
+        raise TypeError(f"roll: shift must be an int or a 1-d integer tensor, got {shift!r}")
+    return [shift] if shift.ndim == 0 else list(unstack(shift))
+
+
+def _roll_traced(x, s, axis: int):
+    """``x`` rolled by a traced shift: the window of ``concat([x, x])`` starting at
+    ``n - s mod n`` (JAX's method)."""
+    n = x.shape[axis]
+    s = lax.convert_element_type(s, dt.int64)
+    r = lax.rem(s, np.int64(n))
+    r = lax.select(lax.lt(r, np.int64(0)), lax.add(r, np.int64(n)), r)
+    starts = [np.int64(0)] * x.ndim
+    starts[axis] = lax.sub(np.int64(n), r)
+    return lax.dynamic_slice(lax.concatenate([x, x], axis), starts, x.shape)
 
 
 def _same_dtype(name: str, arrays) -> list:
@@ -261,7 +298,7 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
 
     if not shapes:
         return ()
-    return _bs("broadcast_shapes", *(_ints(s) for s in shapes))
+    return _bs("broadcast_shapes", *(_ints(s, "broadcast_shapes") for s in shapes))
 
 
 def broadcast_to(x, /, shape) -> Tensor:
@@ -272,7 +309,7 @@ def broadcast_to(x, /, shape) -> Tensor:
     [[1, 2], [1, 2], [1, 2]]
     """
     x = _t(x)
-    shape = _ints(shape)
+    shape = _ints(shape, "broadcast_to: shape")
     lead = len(shape) - x.ndim
     if lead < 0 or any(s not in (1, t) for s, t in zip(x.shape, shape[lead:])):
         raise ValueError(
@@ -303,8 +340,9 @@ def moveaxis(x, source, destination, /) -> Tensor:
     (3, 4, 2)
     """
     x = _t(x)
-    src = [normalize_axis("moveaxis", a, x.ndim) for a in _ints(source)]
-    dst = [normalize_axis("moveaxis", a, x.ndim) for a in _ints(destination)]
+    src = [normalize_axis("moveaxis", a, x.ndim) for a in _ints(source, "moveaxis: source")]
+    dst = _ints(destination, "moveaxis: destination")
+    dst = [normalize_axis("moveaxis", a, x.ndim) for a in dst]
     if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise ValueError(
             f"moveaxis: source {source} and destination {destination} must be distinct "
@@ -322,10 +360,16 @@ def moveaxis(x, source, destination, /) -> Tensor:
 
 
 def _concrete_ints(v, where: str) -> np.ndarray:
+    """``v`` (ints, an integer array or a concrete integer tensor) as an int64 array;
+    TypeError naming ``where`` for other dtypes (casting would truncate 2.5 to 2)."""
+    a = v
     if isinstance(v, Tensor):
         buf = v._concrete(where)
-        return np.asarray(v.device.to_host(buf) if hasattr(v, "device") else buf)
-    return np.asarray(v)
+        a = v.device.to_host(buf) if hasattr(v, "device") else buf
+    a = np.asarray(a)
+    if a.dtype.kind not in "iu" and a.size:
+        raise TypeError(f"{where}: expected integers, got {v!r} of dtype {a.dtype}")
+    return a.astype(np.int64)
 
 
 def repeat(x, repeats, /, *, axis=None) -> Tensor:
@@ -350,7 +394,7 @@ def repeat(x, repeats, /, *, axis=None) -> Tensor:
         dims = tuple(range(ax + 1)) + tuple(range(ax + 2, x.ndim + 1))
         y = lax.broadcast_in_dim(x, shape, dims)
         return lax.reshape(y, x.shape[:ax] + (n * r,) + x.shape[ax + 1 :])
-    reps = _concrete_ints(repeats, "ft.repeat (the repeats)").astype(np.int64).ravel()
+    reps = _concrete_ints(repeats, "ft.repeat (the repeats)").ravel()
     if reps.size == 1:
         reps = np.full(n, reps[0])
     if reps.size != n or (reps < 0).any():
@@ -369,7 +413,7 @@ def tile(x, repetitions, /) -> Tensor:
     [1, 2, 1, 2]
     """
     x = _t(x)
-    reps = _ints(repetitions)
+    reps = _ints(repetitions, "tile: repetitions")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
     nd = max(len(reps), x.ndim)
@@ -391,69 +435,6 @@ def unstack(x, /, *, axis: int = 0) -> tuple:
     x = _t(x)
     ax = normalize_axis("unstack", axis, x.ndim)
     return tuple(lax.squeeze(_slice_axis(x, ax, i, i + 1), (ax,)) for i in range(x.shape[ax]))
-
-
-def _pad_width(x, pad_width) -> np.ndarray:
-    if isinstance(pad_width, Tensor):
-        pad_width = _concrete_ints(pad_width, "ft.pad (pad_width)")
-    if x.ndim == 0:
-        return np.zeros((0, 2), np.int64)  # nothing to pad
-    try:
-        pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
-    except ValueError:
-        raise ValueError(
-            f"pad: pad_width {pad_width!r} does not fit a tensor of shape {tuple(x.shape)}: "
-            "expected an int, (before, after), or one (before, after) per dim"
-        ) from None
-    if (pw < 0).any():
-        raise ValueError(f"pad: pad_width must be non-negative, got {pad_width!r}")
-    return pw
-
-
-def pad(x, pad_width, mode: str = "constant", constant_values=0) -> Tensor:
-    """``x`` padded as ``numpy.pad``: ``pad_width`` is an int, ``(before, after)`` or one
-    pair per dim; ``mode`` is ``"constant"``, ``"edge"``, ``"reflect"``, ``"symmetric"``
-    or ``"wrap"``.
-
-    >>> import fntorch as ft
-    >>> ft.pad(ft.asarray([1, 2]), (1, 2)).tolist()
-    [0, 1, 2, 0, 0]
-    >>> ft.pad(ft.asarray([1, 2, 3]), 2, mode="reflect").tolist()
-    [3, 2, 1, 2, 3, 2, 1]
-    """
-    x = _t(x)
-    pw = _pad_width(x, pad_width)
-    if mode == "constant":
-        cv = constant_values
-        if not is_pyscalar(cv) and not isinstance(cv, Tensor):
-            cv = np.asarray(cv)
-            if cv.ndim:
-                cvs = np.broadcast_to(cv, (x.ndim, 2))
-                for ax in range(x.ndim):
-                    for side in (0, 1):
-                        cfg = [(0, 0, 0)] * x.ndim
-                        cfg[ax] = (int(pw[ax, 0]), 0, 0) if side == 0 else (0, int(pw[ax, 1]), 0)
-                        x = lax.pad(x, cast(cvs[ax, side].item(), x.dtype), cfg)
-                return x
-            cv = cv.item()
-        value = cast(cv, x.dtype) if is_pyscalar(cv) else cast(_t(cv), x.dtype)
-        return lax.pad(x, value, [(int(lo), int(hi), 0) for lo, hi in pw])
-    if mode not in ("edge", "reflect", "symmetric", "wrap"):
-        raise ValueError(
-            f"pad: unsupported mode {mode!r}; expected 'constant', 'edge', 'reflect', "
-            "'symmetric' or 'wrap'"
-        )
-    for ax in range(x.ndim):
-        lo, hi = int(pw[ax, 0]), int(pw[ax, 1])
-        if lo == hi == 0:
-            continue
-        n = x.shape[ax]
-        if n == 0:
-            raise ValueError(f"pad: cannot pad an empty axis {ax} with mode {mode!r}")
-        # The source index of every output position: numpy.pad of the index vector.
-        idx = np.pad(np.arange(n, dtype=np.int64), (lo, hi), mode=mode)
-        x = take(x, idx, axis=ax)
-    return x
 
 
 def _index_tensor(name: str, indices):

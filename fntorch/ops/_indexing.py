@@ -15,6 +15,10 @@ Updates reuse the parse: the value is cast to the tensor's dtype, broadcast to t
 ``t[idx]`` has, laid out as the scatter primitives want it (index dims, then
 partially sliced dims, then whole dims) and scattered; static ints and step-1 slices take
 ``dynamic_update_slice`` instead.
+
+Out-of-range indices: a concrete one raises IndexError, for reads and ``at[]`` updates
+alike, as numpy and PyTorch do (JAX clamps it instead). A traced one cannot be checked:
+reads clamp it and updates drop it, JAX's documented behavior for ``at[]``.
 """
 
 from __future__ import annotations
@@ -73,6 +77,15 @@ def _mask_error(where: str, e: Exception) -> ConcretizationError:
         "depends on how many entries are True; this mask is abstract (traced). Use "
         "ft.where(mask, x, other) to select elementwise, or ft.nonzero(mask, size=...) for "
         f"a fixed number of indices.\n({e})"
+    )
+
+
+def _slice_error(item, e: Exception) -> ConcretizationError:
+    return ConcretizationError(
+        f"indexing: slice bounds must be concrete, because the result's shape depends on "
+        f"them; {item!r} has an abstract (traced) bound. For a window of fixed size k at a "
+        "traced start i, index with ft.arange(k) + i (an integer tensor); or mark the "
+        f"argument static.\n({e})"
     )
 
 
@@ -230,8 +243,11 @@ def parse_index(shape: tuple, idx):
             shape.insert(dim, 1)
             k, p = "intarray", np.zeros(1 if p else 0, np.int64)
         if k == "slice":
-            n = shape[dim]
-            entries.append(_Entry(_SLICE, dim, p.indices(n)))
+            try:
+                bounds = p.indices(shape[dim])
+            except ConcretizationError as e:
+                raise _slice_error(p, e) from None
+            entries.append(_Entry(_SLICE, dim, bounds))
             dim += 1
         elif k == "int":
             n = shape[dim]

@@ -19,6 +19,8 @@ from ._api_linalg import *  # noqa: F403
 from ._api_linalg import __all__ as _linalg
 from ._api_manipulation import *  # noqa: F403
 from ._api_manipulation import __all__ as _manipulation
+from ._api_pad import *  # noqa: F403
+from ._api_pad import __all__ as _pad
 from ._api_reduce import *  # noqa: F403
 from ._api_reduce import __all__ as _reduce
 from ._api_set import *  # noqa: F403
@@ -124,7 +126,7 @@ def __array_namespace_info__() -> _NamespaceInfo:
 
 
 __all__ = sorted(
-    set(_creation + _elementwise + _linalg + _manipulation + _reduce + _set + _control)
+    set(_creation + _elementwise + _linalg + _manipulation + _pad + _reduce + _set + _control)
     | {"isdtype", "can_cast", "e", "pi", "inf", "nan", "newaxis"}
     | {"__array_api_version__", "__array_namespace_info__"}
 )

@@ -151,8 +151,12 @@ def _window_indices(axis_size, shape, starts, start_dims, sizes, batched_operand
     if batched_operand:
         out.append(lax.iota(idx, (axis_size,) + (1,) * r, 0))
     for i, (n, s, sd, k) in enumerate(zip(shape, starts, start_dims, sizes)):
+        # Clamp in the start's own dtype, then narrow: narrowing first wraps an int64 or
+        # uint64 start past int32's range (2**32 + 1 became 1) back into bounds.
+        sdtype = get_aval(s).dtype
+        hi = min(n - k, int(dt.iinfo(sdtype).max))
+        s = lax.clamp(np.zeros((), sdtype)[()], s, np.asarray(hi, sdtype)[()])
         s = lax.convert_element_type(s, idx)
-        s = lax.clamp(np.zeros((), idx)[()], s, np.asarray(n - k, idx)[()])
         s = lax.reshape(s, (axis_size if sd is not None else 1,) + (1,) * r)
         pos = lax.iota(idx, (1,) * (i + 1) + (k,) + (1,) * (r - i - 1), i + 1)
         out.append(lax.add(s, pos))

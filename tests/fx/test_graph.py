@@ -55,4 +55,6 @@ def test_tracers_keep_every_tensor_method():
     clash = [(c.__name__, s) for c in subclasses(Tracer) for s in c.__slots__ if hasattr(Tensor, s)]
     assert clash == []
     x = ft.asarray([1.0, 2.0, 4.0])
-    np.testing.assert_allclose(np.asarray(ft.jit(lambda x: x.var())(x)), np.var([1, 2, 4], ddof=1), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(ft.jit(lambda x: x.var())(x)), np.var([1, 2, 4], ddof=1), rtol=1e-6
+    )

@@ -176,7 +176,7 @@ def test_pad_forms_and_errors():
     with pytest.raises(ValueError, match="pad"):
         ft.pad(ft.asarray(x), ((1, 2, 3),))
     with pytest.raises(ValueError, match="mode"):
-        ft.pad(ft.asarray(x), 1, mode="mean")
+        ft.pad(ft.asarray(x), 1, mode="foo")
     with pytest.raises(ValueError, match="non-negative"):
         ft.pad(ft.asarray(x), -1)
 
