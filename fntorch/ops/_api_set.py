@@ -8,6 +8,7 @@ shapes: they need concrete values and raise ``ft.ConcretizationError`` under
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import NamedTuple
 
 import numpy as np
@@ -117,6 +118,8 @@ def nonzero(x, /, *, size: int | None = None, fill_value=None) -> tuple:
     [[0, 1], [1, 0]]
     >>> ft.nonzero(ft.asarray([0, 5, 7]), size=3, fill_value=-1)[0].tolist()
     [1, 2, -1]
+    >>> [i.tolist() for i in ft.nonzero(ft.eye(2), size=3, fill_value=(7, 8))]
+    [[0, 1, 7], [0, 1, 8]]
     """
     x = _t(x)
     if x.ndim == 0:
@@ -124,7 +127,13 @@ def nonzero(x, /, *, size: int | None = None, fill_value=None) -> tuple:
     if size is None:
         x, a = _host(x, "ft.nonzero (or pass size=)")
         return tuple(_on(x, i.astype(np.int64)) for i in np.nonzero(a))
-    size = int(size)
+    size = operator.index(size)
+    fills = 0 if fill_value is None else fill_value
+    fills = tuple(fills) if isinstance(fills, (tuple, list)) else (fills,) * x.ndim
+    if len(fills) != x.ndim:  # as JAX: one fill value, or one per dim
+        raise ValueError(
+            f"nonzero: fill_value needs one value or one per dim ({x.ndim}), got {fill_value!r}"
+        )
     flat = ravel(_to_bool(x))
     n = flat.shape[0]
     # Stable sort of "is zero" keys puts the nonzero positions first, in order.
@@ -136,13 +145,12 @@ def nonzero(x, /, *, size: int | None = None, fill_value=None) -> tuple:
     else:
         perm = lax.pad(perm, np.int64(0), [(0, size - n, 0)])
     valid = lax.lt(lax.iota(dt.int64, (size,), 0), count)
-    fill = np.int64(0 if fill_value is None else fill_value)
     out = []
     stride = n
-    for s in x.shape:
+    for s, fill in zip(x.shape, fills):
         stride //= s if s else 1
         coord = lax.rem(
             lax.div(perm, np.int64(builtins.max(stride, 1))), np.int64(builtins.max(s, 1))
         )
-        out.append(lax.select(valid, coord, fill))
+        out.append(lax.select(valid, coord, np.int64(fill)))
     return tuple(out)
