@@ -142,6 +142,10 @@ def sort_permutation(keys, axis: int) -> np.ndarray:
     perm = None
     for k in reversed(keys):
         k = np.asarray(k)
+        if dt.is_float(k.dtype) and k.dtype.kind != "f":
+            # ml_dtypes' bfloat16 sorts by plain comparisons, which leave NaNs where they
+            # fall; float32 holds every bfloat16 exactly and sorts NaNs last.
+            k = k.astype(np.float32)
         if perm is None:
             perm = np.argsort(k, axis=axis, kind="stable")
         else:

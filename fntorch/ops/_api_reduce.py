@@ -5,9 +5,10 @@ logsumexp, softmax, log_softmax, cumsum, cumprod, top_k, diff.
 from __future__ import annotations
 
 import builtins
+import operator
 
 from ..fx import dtypes as dt
-from ..fx.core import Tensor
+from ..fx.core import ConcretizationError, Tensor
 from . import lax
 from ._api_common import (
     cast,
@@ -32,6 +33,17 @@ def _t(x) -> Tensor:
     return asarray(x) if is_pyscalar(x) else operand(x, asarray)
 
 
+def _count(name: str, arg: str, value) -> int:
+    """``value`` as an int; a float is refused rather than truncated, as numpy and
+    PyTorch refuse it."""
+    try:
+        return operator.index(value)
+    except ConcretizationError:
+        raise
+    except TypeError:
+        raise TypeError(f"{name}: {arg} must be an integer, got {value!r}") from None
+
+
 def _keep(out, axes, keepdims: bool):
     return lax.expand_dims(out, axes) if keepdims and axes else out
 
@@ -39,7 +51,10 @@ def _keep(out, axes, keepdims: bool):
 def _accumulate_dtype(x, dtype, where: str):
     """The standard's sum/prod dtype: small ints widen to int64 (uint64 if unsigned)."""
     if dtype is not None:
-        return dt.canonicalize(dtype, where=where)
+        dtype = dt.canonicalize(dtype, where=where)
+        if dtype == dt.bool_:
+            raise TypeError(f"{where}: dtype must be a numeric dtype to accumulate in, got bool")
+        return dtype
     d = x.dtype
     if d == dt.bool_ or (dt.is_signed(d) and d.itemsize < 8):
         return dt.int64
@@ -111,14 +126,23 @@ def var(x, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:
     >>> ft.var(x).tolist(), ft.var(x, correction=1).tolist()
     (1.0, 2.0)
     """
+    v, axes, out = _variance("var", x, axis, correction)
+    return _keep(cast(v, out), axes, keepdims)
+
+
+def _variance(name, x, axis, correction):
+    """The variance in the accumulation dtype, the reduced axes, and the result dtype."""
     x = _t(x)
-    axes = normalize_axes("var", axis, x.ndim)
+    axes = normalize_axes(name, axis, x.ndim)
     xa, out = _float_acc(x)
     m, _ = _mean(xa, axes)
     d = lax.sub(xa, lax.expand_dims(m, axes))
     n = size_of(x.shape[a] for a in axes)
-    v = lax.div(lax.reduce_sum(lax.square(d), axes), cast(float(n - correction), xa.dtype))
-    return _keep(cast(v, out), axes, keepdims)
+    # Clamped as numpy and PyTorch do: correction >= N gives inf (or NaN), never a
+    # negative variance.
+    dof = builtins.max(n - correction, 0)
+    v = lax.div(lax.reduce_sum(lax.square(d), axes), cast(float(dof), xa.dtype))
+    return v, axes, out
 
 
 def std(x, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:
@@ -128,8 +152,10 @@ def std(x, /, *, axis=None, correction=0.0, keepdims: bool = False) -> Tensor:
     >>> ft.std(ft.asarray([1.0, 3.0])).tolist()
     1.0
     """
-    v = var(x, axis=axis, correction=correction, keepdims=keepdims)
-    return lax.sqrt(v)
+    v, axes, out = _variance("std", x, axis, correction)
+    # The root is taken before rounding to half precision, whose range the variance
+    # can leave: std([0, 1000]) in float16 is 500, not sqrt(inf) (as PyTorch).
+    return _keep(cast(lax.sqrt(v), out), axes, keepdims)
 
 
 def _extreme(name, reducer):
@@ -222,8 +248,12 @@ def _scan(name, scanner, x, axis, dtype, include_initial=False, identity=0):
     if axis is None:
         x, axis = ravel(x), 0
     ax = normalize_axis(name, axis, x.ndim)
-    x = cast(x, _accumulate_dtype(x, dtype, name))
-    out = scanner(x, ax)
+    out_dtype = _accumulate_dtype(x, dtype, name)
+    # Half floats scan in float32 and round each output once, as sum does (and PyTorch
+    # and JAX): rounding the running total at every step stalls it (0.1 added 3000
+    # times is 32 in bfloat16).
+    acc = dt.float32 if out_dtype in (dt.float16, dt.bfloat16) else out_dtype
+    out = cast(scanner(cast(x, acc), ax), out_dtype)
     if include_initial:
         cfg = [(0, 0, 0)] * x.ndim
         cfg[ax] = (1, 0, 0)
@@ -331,7 +361,7 @@ def top_k(x, k: int, /) -> tuple[Tensor, Tensor]:
     if x.ndim == 0:
         raise ValueError("top_k: expected a tensor of rank >= 1, got a 0-d tensor")
     n = x.shape[-1]
-    k = int(k)
+    k = _count("top_k", "k", k)
     if not 0 <= k <= n:
         raise ValueError(f"top_k: k={k} is out of range for a last axis of size {n}")
     vals, idx = _sorted("top_k", x, -1, True, True, True)
@@ -358,16 +388,25 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Tensor:
         x1 = take(x1, sorter, axis=0)
     a, v = promote("searchsorted", x1, operand(x2, asarray))
     v = _t(v)
-    vv = lax.expand_dims(v, (v.ndim,))
-    # Count the entries that sort before each value (NaN sorts last, as in sort).
-    before = lax.lt(a, vv) if side == "left" else lax.le(a, vv)
-    if dt.is_float(a.dtype):
-        v_nan = lax.ne(vv, vv)
-        if side == "left":
-            before = lax.bitwise_or(before, lax.bitwise_and(v_nan, lax.eq(a, a)))
-        else:
-            before = lax.bitwise_or(before, v_nan)
-    return lax.reduce_sum(lax.convert_element_type(before, dt.int64), (v.ndim,))
+    # By sorting, not by comparing every value with every entry: that is O(n m) memory
+    # (a 2000-entry x1 and 200k values took 3.5 GB). In a stable sort of the values and
+    # x1 put together, a value's rank counts the entries before it (x1 first for
+    # "right", so equal entries count; last for "left") plus the values before it,
+    # which are its rank among the values alone. NaNs sort last, as in sort.
+    n, m = a.shape[0], size_of(v.shape)
+    q = lax.reshape(v, (m,))
+    if side == "left":
+        r = _slice(_stable_ranks(lax.concatenate([q, a], 0)), 0, 0, m)
+    else:
+        r = _slice(_stable_ranks(lax.concatenate([a, q], 0)), 0, n, n + m)
+    return lax.reshape(lax.sub(r, _stable_ranks(q)), v.shape)
+
+
+def _stable_ranks(x):
+    """Each element's position in the stable sort of the 1-d ``x`` (int64)."""
+    iota = lax.iota(dt.int64, x.shape, 0)
+    perm = lax.sort([x, iota], 0, True, 1)[1]
+    return lax.sort([perm, iota], 0, True, 1)[1]  # the inverse permutation
 
 
 def count_nonzero(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
@@ -394,6 +433,9 @@ def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Tens
 
     x = _t(x)
     ax = normalize_axis("diff", axis, x.ndim)
+    n = _count("diff", "n", n)
+    if n < 0:
+        raise ValueError(f"diff: n must be non-negative, got {n}")
     if prepend is not None or append is not None:
         parts = [x]
         if prepend is not None:
@@ -401,7 +443,7 @@ def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Tens
         if append is not None:
             parts.append(_edge(append, x, ax))
         x = concat(parts, axis=ax)
-    for _ in range(int(n)):
+    for _ in range(n):
         m = x.shape[ax]
         hi = _slice(x, ax, builtins.min(1, m), m)
         lo = _slice(x, ax, 0, builtins.max(m - 1, 0))
@@ -430,8 +472,10 @@ def _edge(v, x, ax):
 
 
 def _float_tensor(x):
-    x = _t(x)
-    return x if dt.is_float(x.dtype) else lax.convert_element_type(x, dt.default_float)
+    """``x`` as the float tensor to compute in, and the result dtype. Half precision
+    computes in float32, where a sum of many exponentials stays in range: softmax of
+    70000 equal float16 logits is 1/70000 each, not 1/inf = 0 (as PyTorch)."""
+    return _float_acc(_t(x))
 
 
 def _safe_max(x, axes):
@@ -449,11 +493,11 @@ def logsumexp(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
     >>> round(float(ft.logsumexp(ft.asarray([1000.0, 1000.0]))), 3)  # 1000 + log(2)
     1000.693
     """
-    x = _float_tensor(x)
+    x, out = _float_tensor(x)
     axes = normalize_axes("logsumexp", axis, x.ndim)
     m = _safe_max(x, axes)
     s = lax.reduce_sum(lax.exp(lax.sub(x, lax.expand_dims(m, axes))), axes)
-    return _keep(lax.add(lax.log(s), m), axes, keepdims)
+    return _keep(cast(lax.add(lax.log(s), m), out), axes, keepdims)
 
 
 def softmax(x, /, axis=-1) -> Tensor:
@@ -463,11 +507,11 @@ def softmax(x, /, axis=-1) -> Tensor:
     >>> ft.softmax(ft.asarray([0.0, 0.0])).tolist()
     [0.5, 0.5]
     """
-    x = _float_tensor(x)
+    x, out = _float_tensor(x)
     axes = normalize_axes("softmax", axis, x.ndim)
     m = lax.expand_dims(lax.stop_gradient(lax.reduce_max(x, axes)), axes)
     e = lax.exp(lax.sub(x, m))
-    return lax.div(e, lax.expand_dims(lax.reduce_sum(e, axes), axes))
+    return cast(lax.div(e, lax.expand_dims(lax.reduce_sum(e, axes), axes)), out)
 
 
 def log_softmax(x, /, axis=-1) -> Tensor:
@@ -477,8 +521,8 @@ def log_softmax(x, /, axis=-1) -> Tensor:
     >>> [round(v, 4) for v in ft.log_softmax(ft.asarray([0.0, 0.0])).tolist()]
     [-0.6931, -0.6931]
     """
-    x = _float_tensor(x)
+    x, out = _float_tensor(x)
     axes = normalize_axes("log_softmax", axis, x.ndim)
     shifted = lax.sub(x, lax.expand_dims(lax.stop_gradient(lax.reduce_max(x, axes)), axes))
     lse = lax.log(lax.reduce_sum(lax.exp(shifted), axes))
-    return lax.sub(shifted, lax.expand_dims(lse, axes))
+    return cast(lax.sub(shifted, lax.expand_dims(lse, axes)), out)

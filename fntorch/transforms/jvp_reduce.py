@@ -23,6 +23,7 @@ from functools import partial
 
 import numpy as np
 
+from ..fx import dtypes as dt
 from ..fx.core import get_aval
 from ..ops import _prims_reduce as r
 from ..ops import lax
@@ -170,7 +171,14 @@ def _cumchooser_jvp(prim, primals, tangents, *, axis, reverse):
     else:
         idx = lax.cummax(lax.select_n(at_extreme, _scalar(0, pos.dtype), pos), axis)
     indices = [idx if i == axis else _iota(aval.shape, i) for i in range(aval.ndim)]
-    return out, lax.gather(instantiate(t), indices, tuple(range(aval.ndim)))
+    tout = lax.gather(instantiate(t), indices, tuple(range(aval.ndim)))
+    if dt.is_float(aval.dtype):
+        # A NaN output has no extreme to take the tangent from (x == out never holds
+        # there, so idx still names the element before the NaN): zero, as JAX's
+        # cummax gives and as reduce_max does here.
+        keep = lax.select_n(lax.ne(out, out), _scalar(1, aval.dtype), _scalar(0, aval.dtype))
+        tout = lax.mul(tout, keep)
+    return out, tout
 
 
 jvp_rules[r.cummax_p] = partial(_cumchooser_jvp, r.cummax_p)
