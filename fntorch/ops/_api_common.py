@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..fx import dtypes as dt
-from ..fx.core import Tensor
+from ..fx.core import ConcretizationError, Tensor
 from . import lax
 
 
@@ -75,6 +75,8 @@ def normalize_axis(name: str, axis, ndim: int) -> int:
     """
     try:
         a = operator.index(axis)  # not int(): 0.7 and "1" are no axes (numpy raises too)
+    except ConcretizationError:
+        raise  # a traced axis: its message says which argument to mark static
     except TypeError:
         raise TypeError(f"{name}: axis must be an integer, got {axis!r}") from None
     if not -ndim <= a < ndim:

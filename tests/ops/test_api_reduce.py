@@ -298,3 +298,8 @@ def test_a_non_integer_axis_is_a_type_error_naming_the_function(axis):
     # int(axis) took 0.7 for axis 0; numpy raises TypeError for both.
     with pytest.raises(TypeError, match="sum: axis must be an integer"):
         ft.sum(ft.ones((2, 3)), axis=axis)
+
+
+def test_a_traced_axis_asks_for_a_static_argument():
+    with pytest.raises(ft.ConcretizationError, match="static"):
+        ft.jit(ft.sum)(ft.ones((2, 3)), axis=1)
