@@ -60,7 +60,7 @@ def _flat_fun(fun, in_tree, out_box, where, has_aux=False):
     def flat(xs):
         out = fun(*tree_util.unflatten(in_tree, xs))
         if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError(
                     f"{where} with has_aux=True: the function must return (output, aux)"
                 )
@@ -110,7 +110,8 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
     flat_p, in_tree = _flatten_args(tuple(primals), "jvp")
     flat_t, t_tree = tree_util.flatten(tuple(tangents))
     if t_tree != in_tree:
-        raise ValueError(
+        # A TypeError, as JAX (a structure is part of the arguments' type).
+        raise TypeError(
             "jvp: tangents must have the structure of primals; "
             f"primals {in_tree}, tangents {t_tree}"
         )
@@ -124,17 +125,31 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
     )
 
 
-def _tangent_in(p, t):
+def _tangent_in(p, t, where="jvp"):
     if not ad.is_differentiable(p):
         return Zero.like(p)
-    t = _as_tensor(t, "jvp")
-    if t.shape != p.shape:
-        raise ValueError(f"jvp: a tangent has shape {t.shape} but its primal has shape {p.shape}")
-    if t.dtype != p.dtype:
+    return _match_aval(t, p, where, "tangent", "primal")
+
+
+def _match_aval(x, like, where, what, of):
+    """``x`` as a tangent or cotangent for ``like``: same shape (else ValueError) and dtype
+    (else TypeError), as JAX checks; only a Python float, which is weakly typed, is
+    converted."""
+    if isinstance(x, float) and dt.is_float(like.dtype):
         from ..ops import lax
 
-        t = lax.convert_element_type(t, p.dtype)
-    return t
+        x = lax.full((), x, like.dtype)
+    x = _as_tensor(x, where)
+    if x.shape != like.shape:
+        raise ValueError(
+            f"{where}: a {what} has shape {x.shape} but its {of} has shape {like.shape}"
+        )
+    if x.dtype != like.dtype:
+        raise TypeError(
+            f"{where}: a {what} has dtype {x.dtype} but its {of} has dtype {like.dtype}; "
+            f"a {what} must have its {of}'s dtype"
+        )
+    return x
 
 
 def _tangent_out(p, t):
@@ -159,8 +174,8 @@ def linearize(fun: Callable, *primals):
     def f_jvp(*tangents):
         flat_t, t_tree = tree_util.flatten(tuple(tangents))
         if t_tree != in_tree:
-            raise ValueError(f"linearize: tangents have structure {t_tree}, expected {in_tree}")
-        ins = [_tangent_in(p, t) for p, t, d in zip(flat_p, flat_t, diff) if d]
+            raise TypeError(f"linearize: tangents have structure {t_tree}, expected {in_tree}")
+        ins = [_tangent_in(p, t, "linearize") for p, t, d in zip(flat_p, flat_t, diff) if d]
         live = [v for v in graph.outvars if v is not None]
         sub = Graph(graph.invars, live, graph.eqns, graph.constvars, graph.consts)
         vals = iter(eval_graph(sub, *ins))
@@ -200,12 +215,16 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
             )
         cts = []
         for c, p in zip(ct_flat, pouts):
-            c = _as_tensor(c, "vjp_fn")
-            if c.shape != p.shape:
+            if ad.is_differentiable(p):
+                cts.append(_match_aval(c, p, "vjp_fn", "cotangent", "output"))
+            elif np.shape(c) != p.shape:
+                # An integer output's cotangent (float0, as JAX) only has to fit its shape.
                 raise ValueError(
-                    f"vjp_fn: a cotangent has shape {c.shape} but the output has shape {p.shape}"
+                    f"vjp_fn: a cotangent has shape {np.shape(c)} but its output has shape "
+                    f"{p.shape}"
                 )
-            cts.append(c if ad.is_differentiable(p) else None)
+            else:
+                cts.append(None)
         cts += [None] * (len(graph.outvars) - len(cts))
         got = iter(graph_outvars_transpose(graph, cts))
         res = []
@@ -308,11 +327,11 @@ def _check_float_args(where, name, nums, dyn) -> None:
                 )
 
 
-def _float_dtype(leaves, where):
+def _float_dtype(leaves, where, what="inputs"):
     ds = [get_aval(x).dtype for x in leaves]
     for d in ds:
         if not dt.is_float(d):
-            raise TypeError(f"{where} requires float inputs, got dtype {d}")
+            raise TypeError(f"{where} requires float {what}, got dtype {d}")
     return dt.result_type(*ds) if ds else dt.float32
 
 
@@ -383,7 +402,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
         out_leaves = [_as_tensor(o, "jacrev") for o in out_leaves]
         sizes = [o.size for o in out_leaves]
         total = sum(sizes)
-        dtype = _float_dtype(out_leaves, "jacrev")
+        dtype = _float_dtype(out_leaves, "jacrev", "outputs")
 
         def pull(basis_vec):
             cts = _split_basis(basis_vec, out_leaves, sizes)
@@ -453,14 +472,14 @@ def _eye(n, dtype):
     return Tensor(np.eye(n, dtype=dtype))
 
 
-def hessian(fun: Callable, argnums=0):
+def hessian(fun: Callable, argnums=0, has_aux: bool = False):
     """The Hessian, ``jacfwd(jacrev(fun))``.
 
     >>> import fntorch as ft
     >>> ft.hessian(lambda x: (x ** 3).sum())(ft.asarray([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacfwd(jacrev(fun, argnums), argnums)
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
 
 
 def stop_gradient(x):
@@ -502,6 +521,26 @@ def _broadcast_prefix(prefix, tree, what):
     return [p for p, leaf in zip(full, leaves_with_none) if leaf is not None]
 
 
+class _AdoptingBatchTrace(BatchTrace):
+    """A batch trace that also owns the tracers of ``adopted``, a live batch trace of the
+    same axis (JAX's batch-trace tags). A batch trace that hands a custom call down to
+    its parent vmaps the call's user functions with one of these, since they may close
+    over the handing trace's tracers, which its parent cannot read."""
+
+    def __init__(self, parent, axis_size, adopted):
+        super().__init__(parent, axis_size, adopted.transform_name)
+        # Adoption is transitive: ``adopted`` may itself stand for another batch trace.
+        self.adopted = (adopted, *getattr(adopted, "adopted", ()))
+
+    def adopt(self, x):
+        if isinstance(x, BatchTracer) and x._trace in self.adopted:
+            return BatchTracer(self, x.val, x.bdim)
+        return x
+
+    def unpack(self, args, where):
+        return super().unpack([self.adopt(a) for a in args], where)
+
+
 def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None):
     """Vectorizing map: ``fun`` applied along an axis of its arguments, batched.
 
@@ -509,6 +548,12 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None):
     >>> ft.vmap(lambda r: r.sum())(ft.ones((3, 4))).tolist()
     [4.0, 4.0, 4.0]
     """
+    return _vmap(fun, in_axes, out_axes, axis_size)
+
+
+def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None):
+    """``vmap``; with ``_adopt``, a live batch trace whose tracers this one treats as its
+    own (``_AdoptingBatchTrace``; the custom-function rules use it)."""
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
     name = getattr(fun, "__name__", "function")
@@ -528,7 +573,10 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None):
         flat_all = flat + kw_flat
         axes_all = list(axes) + [0] * len(kw_flat)
         size = _batch_size(name, flat_all, axes_all, axis_size, len(flat))
-        trace = BatchTrace(current_trace(), size, "vmap")
+        if _adopt is None:
+            trace = BatchTrace(current_trace(), size, "vmap")
+        else:
+            trace = _AdoptingBatchTrace(current_trace(), size, _adopt)
         ins = []
         for x, ax in zip(flat_all, axes_all):
             if ax is None:
@@ -542,6 +590,8 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None):
                 out = fun(*a, **k)
             out_flat, out_tree = tree_util.flatten(out)
             oaxes = _broadcast_prefix(out_axes, out, "out_axes")
+            if _adopt is not None:
+                out_flat = [trace.adopt(o) for o in out_flat]
             res = [_out_value(trace, o, ax, size, name) for o, ax in zip(out_flat, oaxes)]
         finally:
             trace.dead = True
@@ -627,15 +677,16 @@ def make_graph(fun: Callable, static_argnums=()):
     """
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
-    def staged(*args):
-        nums = [i % len(args) for i in static]
+    def staged(*args, **kwargs):
+        nums = _check_argnums(static, len(args), "make_graph static_argnums") if static else ()
         dyn = [a for i, a in enumerate(args) if i not in nums]
-        flat, in_tree = _flatten_args(tuple(dyn), "make_graph")
+        flat, in_tree = _flatten_args((tuple(dyn), kwargs), "make_graph")
 
         def flat_fun(*xs):
-            it = iter(tree_util.unflatten(in_tree, list(xs)))
+            dyn_args, kw = tree_util.unflatten(in_tree, list(xs))
+            it = iter(dyn_args)
             full = [args[i] if i in nums else next(it) for i in range(len(args))]
-            out = fun(*full)
+            out = fun(*full, **kw)
             leaves = [_as_tensor(o, "make_graph") for o in tree_util.leaves(out)]
             return leaves, None
 

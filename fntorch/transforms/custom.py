@@ -14,19 +14,52 @@ for them too, and checkpoint recomputes its forward pass inside the backward pas
 from __future__ import annotations
 
 import functools
+import inspect
+import types
 
 from .. import tree as tree_util
 from ..devices import cpu_impls
-from ..fx.core import Primitive, ShapedArray, abstract_eval_rules, current_trace
+from ..fx.core import (
+    Primitive,
+    ShapedArray,
+    Tensor,
+    Tracer,
+    abstract_eval_rules,
+    current_trace,
+    get_aval,
+    set_current_trace,
+)
+from ..fx.graph import Eqn, Graph, GraphTrace, GraphTracer, Literal, Var
 from . import ad
 from .ad import Zero, instantiate, jvp_rules, transpose_rules
-from .batching import batch_rules
+from .batching import BatchTrace, BatchTracer, batch_rules
 
 
 def _to_tensors(xs, where):
     from .api import _as_tensor
 
     return [_as_tensor(x, where) for x in xs]
+
+
+def _resolve_kwargs(fun, args, kwargs, name):
+    """The positional arguments of a call ``fun(*args, **kwargs)``, defaults filled in, as
+    JAX's custom functions see them (their rules take primals by position)."""
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is None:
+        if kwargs:
+            raise TypeError(f"{name}: keyword arguments need a function with a signature")
+        return args
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(
+            f"{name}: keyword arguments {sorted(bound.kwargs)} could not be resolved to "
+            "positions; pass them positionally"
+        )
+    return bound.args
 
 
 def _split_static(args, nondiff_argnums, name):
@@ -45,21 +78,92 @@ def _split_static(args, nondiff_argnums, name):
     return static, dyn, _to_tensors(flat, name), in_tree, merge
 
 
+def _handing_trace(origin, outer):
+    """The trace of ``origin``'s parent chain whose parent is ``outer``: the one that handed
+    a custom call made under ``origin`` down to ``outer`` (``None`` if there is none)."""
+    t = origin
+    while t is not None:
+        if t.parent is outer:
+            return t
+        t = t.parent
+    return None
+
+
+def _captures_tracer_of(objs, trace) -> bool:
+    """Whether the functions and values ``objs`` capture, through closures, partials and
+    pytrees, a tracer of ``trace`` (or of a batch trace it stands for)."""
+    own = (trace, *getattr(trace, "adopted", ()))
+    seen, todo = set(), list(objs)
+    while todo:
+        o = todo.pop()
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        if isinstance(o, Tracer):
+            if o._trace in own:
+                return True
+            # A tracer of a transform nested in ``trace`` may carry one of its tracers.
+            todo += [getattr(o, a, None) for a in getattr(type(o), "__slots__", ())]
+        elif isinstance(o, types.FunctionType):
+            for cell in o.__closure__ or ():
+                try:
+                    todo.append(cell.cell_contents)
+                except ValueError:  # a cell not yet assigned
+                    pass
+        elif isinstance(o, functools.partial):
+            todo += [o.func, *o.args, *o.keywords.values()]
+        elif isinstance(o, types.MethodType):
+            todo += [o.__func__, o.__self__]
+        elif not isinstance(o, (Tensor, str, bytes, int, float, type(None))):
+            leaves = tree_util.leaves(o)
+            if leaves != [o]:
+                todo += leaves
+    return False
+
+
 class _Call:
     """A custom call over flat tensors. ``fun(flat) -> flat``; ``out_tree`` is recorded
-    on first run (shared by batched copies through ``box``)."""
+    on first run (shared by batched copies through ``box``).
+
+    ``origin`` is the trace the call was made under and ``captures`` its user functions
+    and static arguments (what can hold tracers the call's arguments do not show);
+    ``batcher`` is the batch trace that made this call a batched copy, if any.
+    """
 
     kind = "custom"
 
-    def __init__(self, fun_flat, box):
+    def __init__(self, fun_flat, box, captures=()):
         self.fun_flat = fun_flat
         self.box = box
+        self.origin = current_trace()
+        self.captures = captures
+        self.batcher = None
+
+    def derived(self, new, batcher):
+        new.origin, new.captures, new.batcher = self.origin, self.captures, batcher
+        return new
 
     def inline(self, *args):
         return self.fun_flat(list(args))
 
+    def batch_trace(self):
+        """The batch trace batching this call, when called from `batched` under its parent."""
+        t = _handing_trace(self.origin, current_trace())
+        return t if isinstance(t, BatchTrace) else None
+
     def bind_with(self, vals):
-        return current_trace().process_custom(self.kind, self, list(vals))
+        outer = current_trace()
+        hander = _handing_trace(self.origin, outer)
+        if (
+            isinstance(hander, BatchTrace)
+            and hander is not self.batcher
+            and _captures_tracer_of(self.captures, hander)
+        ):
+            # A batch trace hands this call down unbatched, but the user functions close
+            # over its tracers, which ``outer`` cannot read: batch the call all the same.
+            outs = self.batched(hander.axis_size, [None] * len(vals)).bind_with(vals)
+            return [BatchTracer(hander, o, 0) for o in outs]
+        return outer.process_custom(self.kind, self, list(vals))
 
 
 # ------------------------------------------------------------------------ custom_jvp
@@ -68,19 +172,21 @@ class _Call:
 class _JVPCall(_Call):
     kind = "custom_jvp"
 
-    def __init__(self, fun_flat, rule_flat, box):
-        super().__init__(fun_flat, box)
+    def __init__(self, fun_flat, rule_flat, box, captures=()):
+        super().__init__(fun_flat, box, captures)
         self.rule_flat = rule_flat
 
     def jvp(self, primals, tangents):
         return self.rule_flat(primals, [instantiate(t) for t in tangents])
 
     def batched(self, axis_size, dims):
-        from .api import vmap
+        from .api import _vmap
 
-        fun = vmap(self.fun_flat, in_axes=(list(dims),), axis_size=axis_size)
-        rule = vmap(self.rule_flat, in_axes=(list(dims), list(dims)), axis_size=axis_size)
-        return _JVPCall(fun, rule, self.box)
+        bt = self.batch_trace()
+        dims = list(dims)
+        fun = _vmap(self.fun_flat, in_axes=(dims,), axis_size=axis_size, _adopt=bt)
+        rule = _vmap(self.rule_flat, in_axes=(dims, dims), axis_size=axis_size, _adopt=bt)
+        return self.derived(_JVPCall(fun, rule, self.box), bt)
 
 
 class custom_jvp:
@@ -108,7 +214,8 @@ class custom_jvp:
         self.jvp_rule = rule
         return rule
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        args = _resolve_kwargs(self.fun, args, kwargs, self.__name__)
         if self.jvp_rule is None:
             raise AttributeError(
                 f"custom_jvp function {self.__name__} has no JVP rule: define one with @f.defjvp"
@@ -136,12 +243,35 @@ class custom_jvp:
                     f"custom_jvp rule of {self.__name__}: the tangent output has structure {ttree} "
                     f"but the primal output has structure {box['out_tree']}"
                 )
-            return _to_tensors(leaves, self.__name__), _to_tensors(tleaves, self.__name__)
+            outs = _to_tensors(leaves, self.__name__)
+            where = f"custom_jvp rule of {self.__name__}"
+            return outs, [_rule_tangent(t, o, where) for t, o in zip(tleaves, outs)]
 
         outs = current_trace().process_custom(
-            "custom_jvp", _JVPCall(fun_flat, rule_flat, box), flat
+            "custom_jvp",
+            _JVPCall(fun_flat, rule_flat, box, [self.fun, self.jvp_rule, static]),
+            flat,
         )
         return tree_util.unflatten(box["out_tree"], outs)
+
+
+def _rule_tangent(t, out, where):
+    """The tangent a rule returned for primal output ``out``, checked as JAX does: a
+    TypeError unless it has the shape and dtype of ``out``'s tangent. An integer output
+    carries no tangent (JAX's float0), whatever the rule returned for it."""
+    if not ad.is_differentiable(out):
+        return ad.zeros(ad.tangent_aval(get_aval(out)))
+    if isinstance(t, float):
+        from ..ops import lax
+
+        t = lax.full((), t, out.dtype)
+    t = _to_tensors([t], where)[0]
+    if t.shape != out.shape or t.dtype != out.dtype:
+        raise TypeError(
+            f"{where}: the tangent of an output of shape {out.shape} and dtype {out.dtype} "
+            f"has shape {t.shape} and dtype {t.dtype}; it must have the output's shape and dtype"
+        )
+    return t
 
 
 # ------------------------------------------------------------------------ custom_vjp
@@ -205,8 +335,8 @@ batch_rules[custom_lin_p] = _custom_lin_batch
 class _VJPCall(_Call):
     kind = "custom_vjp"
 
-    def __init__(self, fun_flat, fwd_flat, bwd_flat, box, jvp_fallback=None):
-        super().__init__(fun_flat, box)
+    def __init__(self, fun_flat, fwd_flat, bwd_flat, box, jvp_fallback=None, captures=()):
+        super().__init__(fun_flat, box, captures)
         self.fwd_flat = fwd_flat
         self.bwd_flat = bwd_flat
         self.jvp_fallback = jvp_fallback
@@ -226,23 +356,33 @@ class _VJPCall(_Call):
         return outs, touts
 
     def batched(self, axis_size, dims):
-        from .api import vmap
+        from .api import _vmap, vmap
 
+        bt = self.batch_trace()
         dims = list(dims)
-        fun = vmap(self.fun_flat, in_axes=(dims,), axis_size=axis_size)
-        fwd = vmap(self.fwd_flat, in_axes=(dims,), axis_size=axis_size)
+        fun = _vmap(self.fun_flat, in_axes=(dims,), axis_size=axis_size, _adopt=bt)
+        fwd = _vmap(self.fwd_flat, in_axes=(dims,), axis_size=axis_size, _adopt=bt)
+
+        def bwd_tensors(res, cts):
+            # vmap carries tensors only: a symbolic zero cotangent travels as None.
+            return [None if type(c) is Zero else c for c in self.bwd_flat(res, cts)]
 
         def bwd(res, cts):
             from ..ops import lax
 
-            outs = vmap(self.bwd_flat, axis_size=axis_size)(res, cts)
+            outs = _vmap(bwd_tensors, axis_size=axis_size, _adopt=bt)(res, cts)
             # Inputs that were not batched get the sum of their per-example cotangents.
-            return [o if d is not None else lax.reduce_sum(o, (0,)) for o, d in zip(outs, dims)]
+            return [
+                o if o is None or d is not None else lax.reduce_sum(o, (0,))
+                for o, d in zip(outs, dims)
+            ]
 
         fallback = None
         if self.jvp_fallback is not None:
             fallback = vmap(self.jvp_fallback, in_axes=(dims, dims), axis_size=axis_size)
-        return _VJPCall(fun, fwd, bwd, self.box, fallback)
+        call = _VJPCall(fun, fwd, bwd, self.box, fallback)
+        call.kind = self.kind
+        return self.derived(call, bt)
 
 
 class custom_vjp:
@@ -269,7 +409,8 @@ class custom_vjp:
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        args = _resolve_kwargs(self.fun, args, kwargs, self.__name__)
         if self.fwd is None:
             raise AttributeError(
                 f"custom_vjp function {self.__name__} has no VJP rule: "
@@ -304,7 +445,8 @@ class custom_vjp:
                 )
             return _flatten_cts(tuple(got), in_tree, flat, name)
 
-        call = _VJPCall(fun_flat, fwd_flat, bwd_flat, box)
+        captures = [self.fun, self.fwd, self.bwd, static]
+        call = _VJPCall(fun_flat, fwd_flat, bwd_flat, box, captures=captures)
         outs = current_trace().process_custom("custom_vjp", call, flat)
         return tree_util.unflatten(box["out_tree"], outs)
 
@@ -323,16 +465,78 @@ def _flatten_cts(got, in_tree, primals, name):
             leaves.extend(gl)
     out = []
     for c, p in zip(leaves, primals):
-        out.append(Zero.like(p) if c is None else _to_tensors([c], name)[0])
+        if c is None or not ad.is_differentiable(p):
+            out.append(Zero.like(p))
+            continue
+        c = _to_tensors([c], name)[0]
+        if c.shape != p.shape:
+            raise ValueError(
+                f"custom_vjp bwd of {name}: a cotangent has shape {c.shape} but its argument "
+                f"has shape {p.shape}"
+            )
+        # As JAX, a float cotangent of another precision is accepted; it takes the
+        # argument's dtype so that the rest of the backward pass sees consistent dtypes.
+        if c.dtype != p.dtype:
+            from ..ops import lax
+
+            c = lax.convert_element_type(c, p.dtype)
+        out.append(c)
     return out
 
 
 # ------------------------------------------------------------------------ checkpoint
 
 
-def checkpoint(fun):
+class _CustomCallMarker:
+    """The "primitive" of a custom call inside checkpoint's staged function. The fx graph
+    has no custom-call primitive, and inlining the call would lose its rules; so it stays
+    one equation, which only `_eval_staged` evaluates, by handing the call to the current
+    trace again. Not a `Primitive`: it is never bound."""
+
+    name = "custom_call"
+    multiple_results = True
+
+
+_custom_call_p = _CustomCallMarker()
+
+
+class _StagingTrace(GraphTrace):
+    def process_custom(self, kind, call, args):
+        n = len(self.eqns)
+        outs = call.inline(*args)  # staged only for the outputs' avals
+        del self.eqns[n:]
+        inputs = [self.lift(a, kind) for a in args]
+        outvars = [Var(get_aval(o)) for o in outs]
+        self.eqns.append(Eqn(_custom_call_p, inputs, outvars, {"call": call}))
+        return [GraphTracer(self, v) for v in outvars]
+
+
+def _eval_staged(graph, args) -> list:
+    """`eval_graph` for a graph of `_StagingTrace` (without consts)."""
+    env = dict(zip((v.id for v in graph.invars), args))
+
+    def read(v):
+        return v.value if isinstance(v, Literal) else env[v.id]
+
+    for e in graph.eqns:
+        ins = [read(v) for v in e.inputs]
+        if e.primitive is _custom_call_p:
+            outs = e.params["call"].bind_with(ins)
+        else:
+            outs = e.primitive.bind(*ins, **e.params)
+        for v, o in zip(e.outputs, outs if e.primitive.multiple_results else [outs]):
+            env[v.id] = o
+    return [read(v) for v in graph.outvars]
+
+
+def checkpoint(fun, *, static_argnums=()):
     """Rematerialization: ``fun``'s intermediates are not kept for the backward pass but
     recomputed there, trading compute for memory.
+
+    As JAX's, ``fun`` is staged out at its arguments' shapes and dtypes, so that the
+    values it closes over, tracers of enclosing transforms included, become explicit
+    inputs of the call; Python control flow on an argument's value needs it in
+    ``static_argnums``.
 
     >>> import fntorch as ft
     >>> f = ft.checkpoint(lambda x: ft.sin(ft.sin(x)))
@@ -340,18 +544,37 @@ def checkpoint(fun):
     0.36
     """
 
-    @functools.wraps(fun)
-    def wrapped(*args):
-        from .api import jvp, vjp
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
-        flat, in_tree = tree_util.flatten(args)
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        from .api import _check_argnums, jvp, vjp
+
+        nums = _check_argnums(static, len(args), "checkpoint static_argnums") if static else ()
+        dyn = tuple(a for i, a in enumerate(args) if i not in nums)
+        flat, in_tree = tree_util.flatten((dyn, kwargs))
         flat = _to_tensors(flat, "checkpoint")
         box = {}
 
+        def staged(*xs):
+            d, k = tree_util.unflatten(in_tree, list(xs))
+            it = iter(d)
+            a = [args[i] if i in nums else next(it) for i in range(len(args))]
+            leaves, box["out_tree"] = tree_util.flatten(fun(*a, **k))
+            return _to_tensors(leaves, "checkpoint"), None
+
+        trace = _StagingTrace(current_trace(), name="checkpoint")
+        args_in = [trace.new_arg(get_aval(x)) for x in flat]
+        try:
+            with set_current_trace(trace):
+                graph = trace.to_graph(staged(*args_in)[0])
+        finally:
+            trace.dead = True
+        closed = Graph(graph.constvars + graph.invars, graph.outvars, graph.eqns)
+        consts = list(graph.consts)
+
         def fun_flat(xs):
-            out = fun(*tree_util.unflatten(in_tree, xs))
-            leaves, box["out_tree"] = tree_util.flatten(out)
-            return _to_tensors(leaves, "checkpoint")
+            return _to_tensors(_eval_staged(closed, xs), "checkpoint")
 
         def fwd_flat(xs):
             # Only the inputs are residuals: the backward pass recomputes the rest.
@@ -366,7 +589,7 @@ def checkpoint(fun):
 
         call = _VJPCall(fun_flat, fwd_flat, bwd_flat, box, jvp_fallback=fallback)
         call.kind = "checkpoint"
-        outs = current_trace().process_custom("checkpoint", call, flat)
+        outs = current_trace().process_custom("checkpoint", call, consts + flat)
         return tree_util.unflatten(box["out_tree"], outs)
 
     return wrapped
