@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from functools import partial
 
 import numpy as np
 
+from .rules import _is_float
 from .spec import (
     REDUCTIONS,
     KernelSpec,
@@ -48,6 +50,14 @@ from .spec import (
 )
 
 FUNCTION_NAME = "fntorch_kernel"
+
+# A float sum or product along a row is accumulated as a cascade: a fresh partial per
+# block of 512 elements, those folded into a fresh partial per 512 blocks, and those
+# into the row's total. One running accumulator (one per vector lane once LLVM
+# vectorizes it) gathered n/lanes rounding errors: jit's sum of x * x over 2**24 float32
+# normals was off by 5.8e-5 relative (numpy's pairwise sum: ~1e-9). The folds cost one
+# add per block.
+ACCUMULATE_BLOCKS = (1 << 18, 1 << 9)  # powers of two: a block's start is a shift
 
 
 # ------------------------------------------------------------------------- errors
@@ -120,11 +130,16 @@ def _integer_exponent(op, dtype) -> int | None:
 class _Gen:
     """Emits one variant of one spec with a ``KernelBuilder``."""
 
-    def __init__(self, spec: KernelSpec, variant: str, name: str = FUNCTION_NAME):
+    def __init__(
+        self, spec: KernelSpec, variant: str, name: str = FUNCTION_NAME, cascade: bool = True
+    ):
         from . import builder as B
         from .rules import lowering_rules, reduction_rules
 
         self.B, self.spec, self.variant, self.name = B, spec, variant, name
+        # Float sums and products of long rows in blocks (ACCUMULATE_BLOCKS): off for
+        # the small-call variant, whose whole call is shorter than a block or two.
+        self.cascade = cascade
         self.rules, self.reducers = lowering_rules, reduction_rules
         self.b = B.KernelBuilder()
         self.row_level = _row_levels(spec)
@@ -477,7 +492,10 @@ class _Gen:
                         self._store(v, ptr, spec.ops[j].dtype)
                     return red.step(b, st, x, flat, dtype)
 
-                state = self._row_nest(bases, used, ridx, red_sizes, state, elem)
+                blocks = None
+                if red.combine is not None and _is_float(dtype):
+                    blocks = (partial(red.init, b, dtype), partial(red.combine, dtype=dtype))
+                state = self._row_nest(bases, used, ridx, red_sizes, state, elem, blocks)
                 v = red.final(b, state, dtype, np.dtype(op.dtype))
                 row_env[r] = self._round(v, op.dtype)
             if full_outs:
@@ -503,8 +521,12 @@ class _Gen:
 
         b.loop(lo, hi, [], row_body)
 
-    def _row_nest(self, bases, used, ridx, red_sizes, state, elem):
-        """Loops over a row's elements (the last k dims), threading ``state`` through."""
+    def _row_nest(self, bases, used, ridx, red_sizes, state, elem, blocks=None):
+        """Loops over a row's elements (the last k dims), threading ``state`` through.
+
+        With ``blocks`` (a float sum or product's ``(init, combine)``), the innermost
+        loop runs as a cascade of blocks (``ACCUMULATE_BLOCKS``), each summed into a fresh
+        partial that is then combined into the level above."""
         b, B, spec = self.b, self.B, self.spec
         m = spec.rank - spec.reduce_rank
         inner_dim = spec.rank - 1
@@ -524,7 +546,41 @@ class _Gen:
 
                     return elem(load_input, index, flat, cur)
 
-                return b.loop(b.const(0, B.i64), red_sizes[-1], st, body)
+                n = red_sizes[-1]
+                if blocks is None or not self.cascade:
+                    return b.loop(b.const(0, B.i64), n, st, body)
+                init, combine = blocks
+
+                def cascade(level, lo, hi, cur):
+                    if level == len(ACCUMULATE_BLOCKS):
+                        return b.loop(lo, hi, cur, body)
+                    shift = b.const(ACCUMULATE_BLOCKS[level].bit_length() - 1, B.i64)
+
+                    def block(k, c):
+                        start = b.add(lo, b.shl(k, shift))
+                        end = b.add(start, b.shl(b.const(1, B.i64), shift))
+                        end = b.select(b.icmp("slt", end, hi), end, hi)
+                        return combine(b, c, cascade(level + 1, start, end, init()))
+
+                    # ceil((hi - lo) / span) blocks, at least one (an empty row's).
+                    last = b.sub(b.sub(hi, lo), b.const(1, B.i64))
+                    count = b.add(b.ashr(last, shift), b.const(1, B.i64))
+                    count = b.select(
+                        b.icmp("slt", count, b.const(1, B.i64)), b.const(1, B.i64), count
+                    )
+                    return b.loop(b.const(0, B.i64), count, cur, block)
+
+                # A row of one block runs the plain loop: the cascade's loops cost more
+                # than a short row's sum (a sum over rows of 3: 3x slower).
+                short, long_, join = b.new_block(), b.new_block(), b.new_block([v.type for v in st])
+                span = b.const(ACCUMULATE_BLOCKS[-1], B.i64)
+                b.cond_br(b.icmp("sle", n, span), short, [], long_, [])
+                b.set_block(short)
+                b.br(join, *b.loop(b.const(0, B.i64), n, st, body))
+                b.set_block(long_)
+                b.br(join, *cascade(0, b.const(0, B.i64), n, st))
+                b.set_block(join)
+                return list(join.args)
 
             def body(e, cur):
                 d = m + depth

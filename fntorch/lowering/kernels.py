@@ -220,11 +220,11 @@ class Kernel:
         tuning = "|small" if small and SMALL_TUNING else ""
         return f"{self.spec.key()}|variant={variant}{tuning}|abi={_abi()}"
 
-    def module(self, variant: str | None = None, name: str = FUNCTION_NAME):
+    def module(self, variant: str | None = None, name: str = FUNCTION_NAME, small: bool = False):
         """The xDSL module of ``variant`` (default: every input contiguous), its function
-        called ``name``."""
+        called ``name``; ``small``: the variant for calls below ``PARALLEL_THRESHOLD``."""
         variant = variant or "c" * len(self.spec.input_dtypes)
-        return _Gen(self.spec, variant, name).build().module
+        return _Gen(self.spec, variant, name, cascade=not small).build().module
 
     def _compile(self, variant: str, small: bool):
         small = small and SMALL_TUNING
@@ -237,7 +237,7 @@ class Kernel:
                 from . import cpu
                 from .emit import emit_module
 
-                mod = self.module(variant, name)
+                mod = self.module(variant, name, small)
                 return cpu.compile_object(str(emit_module(mod)), small=small)
 
             fns = callables(_cache.load_or_build(self._cache_key(variant, small), build))

@@ -387,11 +387,14 @@ lowering_rules.update({name: _compare(name) for name in _FCMP})
 
 # ------------------------------------------------------------------ reductions
 class Reducer(NamedTuple):
-    """A reduction's combiner: ``init`` state, ``step`` per element, ``final`` value."""
+    """A reduction's combiner: ``init`` state, ``step`` per element, ``final`` value;
+    ``combine`` (two float states -> one) where rounding makes the order matter: the
+    kernel then sums a long row in blocks (``codegen.ACCUMULATE_BLOCKS``)."""
 
     init: object
     step: object
     final: object
+    combine: object = None
 
 
 def _flags():
@@ -419,6 +422,14 @@ def _prod_step(b, st, x, idx, dtype):
     if _is_bool(dtype):
         return [b.and_(st[0], x)]
     return [b.fmul(st[0], x, _flags()) if _is_float(dtype) else b.mul(st[0], x)]
+
+
+def _sum_combine(b, st, part, dtype):
+    return [b.fadd(st[0], part[0], _flags())]
+
+
+def _prod_combine(b, st, part, dtype):
+    return [b.fmul(st[0], part[0], _flags())]
 
 
 def _first(b, st, dtype, out_dtype):
@@ -492,8 +503,8 @@ def _logical(is_and):
 
 
 reduction_rules: dict = {
-    "reduce_sum": Reducer(_acc_init(0.0, 0, 0), _sum_step, _first),
-    "reduce_prod": Reducer(_acc_init(1.0, 1, 1), _prod_step, _first),
+    "reduce_sum": Reducer(_acc_init(0.0, 0, 0), _sum_step, _first, _sum_combine),
+    "reduce_prod": Reducer(_acc_init(1.0, 1, 1), _prod_step, _first, _prod_combine),
     "reduce_max": Reducer(_extreme_init(True), _extreme_step(True), _first),
     "reduce_min": Reducer(_extreme_init(False), _extreme_step(False), _first),
     "reduce_and": _logical(True),

@@ -439,6 +439,37 @@ def test_reductions_nan_first_index_and_empty_rows(dtype):
                 np.testing.assert_array_equal(g, w, err_msg=p)
 
 
+@pytest.mark.parametrize("n", [0, 1, 3, 511, 512, 513, 1537, (1 << 18) + 5])
+@pytest.mark.parametrize("prim", ["reduce_sum", "reduce_prod"])
+def test_long_float_sums_are_blocked_and_every_element_counted_once(prim, n):
+    # Large calls sum float rows in a cascade of blocks (codegen.ACCUMULATE_BLOCKS):
+    # rows on each side of the block sizes, of small integers (exact sums in any order)
+    # or signs (exact products), must come out exact.
+    op = KOp(prim, (("in", 0),), (("axes", (1,)),), F32)
+    kern = K.compile_kernel(KernelSpec(2, 1, (F32,), (op,), (("op", 0),), (True,)))
+    rows = max(2, (K.PARALLEL_THRESHOLD >> 1) // max(n, 1) + 1)  # a large call
+    x = np.random.default_rng(n).integers(-3, 4, (rows, n)).astype(F32)
+    if prim == "reduce_prod":
+        x = np.where(x < 0, -1.0, 1.0).astype(F32)
+    got = np.empty(rows, F32)
+    kern([x], [got])
+    want = x.sum(1, dtype=np.float64) if prim == "reduce_sum" else x.prod(1, dtype=np.float64)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_long_float32_sum_keeps_its_accuracy():
+    # One running sum per vector lane was off by ~1e-5 relative here (numpy: ~1e-9).
+    x = np.random.default_rng(0).standard_normal(1 << 22).astype(F32)
+    kern = K.compile_kernel(
+        KernelSpec(1, 1, (F32,), (KOp("reduce_sum", (("in", 0),), (("axes", (0,)),), F32),),
+                   (("op", 0),), (True,))
+    )  # fmt: skip
+    got = np.empty((), F32)
+    kern([x * x], [got])
+    want = np.sum(np.square(x, dtype=np.float64))
+    assert abs(float(got) - want) / want < 1e-6
+
+
 def test_multi_dim_rows_and_elementwise_row_outputs():
     # Reduce the last two dims of a rank-3 iteration space; a full-shape value used as a
     # per-row output is read at the row's first element (as the interpreter does).
