@@ -195,13 +195,26 @@ def result_type(*args) -> np.dtype:
 
 
 def finfo(dtype):
-    """Machine limits of a float dtype (numpy's or ml_dtypes' finfo)."""
+    """Machine limits of a float dtype (numpy's or ml_dtypes' finfo).
+
+    >>> finfo(bfloat16).eps
+    0.0078125
+    """
     dtype = canonicalize(dtype, where="finfo")
+    if not is_float(dtype):
+        raise TypeError(f"finfo: expected a float dtype, got {dtype}; use iinfo for integers")
     if dtype == bfloat16:
         return ml_dtypes.finfo(dtype)
     return np.finfo(dtype)
 
 
 def iinfo(dtype):
-    """Machine limits of an integer dtype."""
-    return np.iinfo(canonicalize(dtype, where="iinfo"))
+    """Machine limits of an integer dtype.
+
+    >>> iinfo(uint8).max
+    255
+    """
+    dtype = canonicalize(dtype, where="iinfo")
+    if not is_integer(dtype):
+        raise TypeError(f"iinfo: expected an integer dtype, got {dtype}; use finfo for floats")
+    return np.iinfo(dtype)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 
 import numpy as np
 
@@ -43,10 +44,13 @@ def _unsupported(where: str, what) -> TypeError:
 
 
 def _check_dtype(where: str, dtype) -> np.dtype:
+    """The fntorch dtype of host data, in native byte order (files may hold ``>f4``)."""
     try:
         d = np.dtype(dtype)
     except TypeError:
         raise _unsupported(where, dtype) from None
+    if not d.isnative:
+        d = np.dtype(d.type)  # numpy's own (native) dtype object
     if d not in dt.all_dtypes:
         raise _unsupported(where, d)
     return d
@@ -120,15 +124,15 @@ def asarray(obj, dtype=None, device=None, copy=None) -> Tensor:
             "(fntorch tensors never share memory the caller can write)"
         )
     if is_pyscalar(obj):
-        arr = np.asarray(obj, dtype=dtype or dt.dtype_and_weak(obj)[0])
+        arr = _from_python("asarray", obj, dtype or dt.dtype_and_weak(obj)[0])
     elif isinstance(obj, (np.ndarray, np.generic)):
-        _check_dtype("asarray", obj.dtype)
-        arr = np.asarray(obj) if dtype is None else obj.astype(dtype)
+        native = _check_dtype("asarray", obj.dtype)
+        arr = np.asarray(obj, dtype=native) if dtype is None else obj.astype(dtype)
     elif isinstance(obj, (list, tuple)):
         leaves = _leaves(obj, [])
         if any(isinstance(leaf, Tensor) for leaf in leaves):
             return _stack_nested(obj, dtype, device)
-        arr = np.asarray(obj, dtype=dtype or _infer_dtype(leaves))
+        arr = _from_python("asarray", obj, dtype or _infer_dtype(leaves))
     elif isinstance(obj, (complex, str, bytes)):
         raise _unsupported("asarray", type(obj).__name__)
     else:
@@ -136,11 +140,33 @@ def asarray(obj, dtype=None, device=None, copy=None) -> Tensor:
             obj = obj.detach()
         if hasattr(obj, "cpu"):
             obj = obj.cpu()
-        arr = np.asarray(obj)
-        _check_dtype("asarray", arr.dtype)
-        if dtype is not None:
-            arr = arr.astype(dtype)
+        if _is_bfloat16(obj) and hasattr(obj, "float"):
+            # torch cannot hand bfloat16 to numpy; float32 holds every bfloat16 exactly.
+            arr = np.asarray(obj.float()).astype(dt.bfloat16)
+        else:
+            arr = np.asarray(obj)
+        native = _check_dtype("asarray", arr.dtype)
+        arr = arr.astype(dtype or native, copy=False)
     return _put(arr, device)
+
+
+def _from_python(where: str, obj, dtype) -> np.ndarray:
+    """Python numbers (maybe nested lists) as an array of ``dtype``, with errors that say
+    which call and which dtype (numpy's alone say neither)."""
+    try:
+        return np.asarray(obj, dtype=dtype)
+    except OverflowError:
+        raise OverflowError(
+            f"{where}: a Python int does not fit in {dtype}; pass a wider dtype="
+        ) from None
+    except ValueError as e:
+        if "sequence" not in str(e):
+            raise
+        raise ValueError(f"{where}: nested sequences must be rectangular (numpy: {e})") from None
+
+
+def _is_bfloat16(obj) -> bool:
+    return str(getattr(obj, "dtype", "")).endswith("bfloat16")  # torch's, jax's, ml_dtypes'
 
 
 def _stack_nested(obj, dtype, device) -> Tensor:
@@ -178,14 +204,24 @@ def from_dlpack(x, /, *, device=None, copy=None) -> Tensor:
     """
     if isinstance(x, Tensor):
         return asarray(x, device=device, copy=copy)
+    if _is_bfloat16(x):  # numpy's DLPack import has no bfloat16
+        return asarray(x, device=device)
     return asarray(np.from_dlpack(x), device=device)
+
+
+def _index(v, where: str, what: str) -> int:
+    """An integer argument; a float is refused rather than truncated (as numpy does)."""
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"{where}: {what} must be an integer, got {v!r}") from None
 
 
 def _shape(shape, where: str) -> tuple[int, ...]:
     if isinstance(shape, (builtins.int, np.integer)):
         shape = (shape,)
     try:
-        out = tuple(int(s) for s in shape)
+        out = tuple(operator.index(s) for s in shape)
     except TypeError:
         raise TypeError(
             f"{where}: shape must be an int or a sequence of ints, got {shape!r}"
@@ -249,7 +285,15 @@ def full(shape, fill_value, *, dtype=None, device=None) -> Tensor:
             raise ValueError(f"full: fill_value must be 0-d, got a tensor of shape {v.shape}")
         return lax.broadcast_in_dim(v, shape, ())
     dtype = _fill_dtype(fill_value, dtype, "full")
+    if is_pyscalar(fill_value):
+        fill_value = _from_python("full", fill_value, dtype)
     return _put(np.full(shape, fill_value, dtype=dtype), device)
+
+
+def _like(x):
+    """The tensor (or numpy array) whose shape and dtype a ``*_like`` takes; a list, a
+    Python scalar or a torch tensor goes through ``asarray`` first, as numpy's do."""
+    return x if isinstance(x, (Tensor, np.ndarray, np.generic)) else asarray(x)
 
 
 def _like_device(x, device):
@@ -267,6 +311,7 @@ def zeros_like(x, /, *, dtype=None, device=None) -> Tensor:
     >>> ft.zeros_like(ft.asarray([1, 2])).tolist()
     [0, 0]
     """
+    x = _like(x)
     return zeros(x.shape, dtype=dtype or x.dtype, device=_like_device(x, device))
 
 
@@ -277,6 +322,7 @@ def ones_like(x, /, *, dtype=None, device=None) -> Tensor:
     >>> ft.ones_like(ft.asarray([1.5, 2.5])).tolist()
     [1.0, 1.0]
     """
+    x = _like(x)
     return ones(x.shape, dtype=dtype or x.dtype, device=_like_device(x, device))
 
 
@@ -297,6 +343,7 @@ def full_like(x, /, fill_value, *, dtype=None, device=None) -> Tensor:
     >>> ft.full_like(ft.asarray([1, 2]), 9).tolist()
     [9, 9]
     """
+    x = _like(x)
     return full(x.shape, fill_value, dtype=dtype or x.dtype, device=_like_device(x, device))
 
 
@@ -308,28 +355,40 @@ def _scalar(v, where):
 
 
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
-    """``start, start + step, ...`` below ``stop``; int64 for ints, float32 if any is a float.
+    """``start, start + step, ...`` below ``stop``; int64 for ints, float32 if any is a float
+    (a tensor's or numpy scalar's own dtype counts).
 
     >>> import fntorch as ft
     >>> ft.arange(4).tolist(), ft.arange(0, 1, 0.25).tolist()
     ([0, 1, 2, 3], [0.0, 0.25, 0.5, 0.75])
     """
+    if dtype is None:
+        # Before the values become Python scalars: a tensor's dtype counts, as a numpy
+        # scalar's does (and as in linspace).
+        dtype = dt.result_type(*(v for v in (start, stop, step) if v is not None))
+        if dtype == dt.bool_:
+            dtype = dt.default_int
+    else:
+        dtype = dt.canonicalize(dtype, where="arange")
     start, stop, step = (_scalar(v, "ft.arange") for v in (start, stop, step))
     if stop is None:
         start, stop = 0, start
     if step == 0:
         raise ValueError("arange: step must not be zero")
-    if dtype is None:
-        dtype = dt.dtype_and_weak(start, stop, step)[0]
-        if dtype == dt.bool_:
-            dtype = dt.default_int
-    else:
-        dtype = dt.canonicalize(dtype, where="arange")
-    n = builtins.max(0, math.ceil((stop - start) / step))
+    length = (stop - start) / step
+    if not math.isfinite(length):
+        raise ValueError(f"arange: start={start}, stop={stop}, step={step} give no finite length")
+    n = builtins.max(0, math.ceil(length))
     if dt.is_float(dtype):
         values = start + np.arange(n, dtype=np.float64) * step
     else:
-        values = np.arange(start, stop, step)
+        # numpy's rule: the first two values, cast to the integer dtype, fix the increment,
+        # so float arguments still give evenly spaced integers (-2.5, -1.5 -> -2, -1, 0, ...).
+        # Computed modulo 2**64: exact in every integer dtype, wrapping as C casts do.
+        first = int(start)
+        delta = int(start + step) - first
+        ramp = np.arange(n, dtype=np.uint64) * np.uint64(delta % 2**64)
+        values = ramp + np.uint64(first % 2**64)
     return _put(values.astype(dtype), device)
 
 
@@ -340,11 +399,15 @@ def linspace(start, stop, /, num: int, *, dtype=None, device=None, endpoint: boo
     >>> ft.linspace(0, 1, 5).tolist()
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
+    # numpy's default dtype: start and stop with a (weak) float, so float64 ends stay float64.
+    dtype = _dtype(dtype, "linspace") or dt.result_type(start, stop, 1.0)
     start, stop = _scalar(start, "ft.linspace"), _scalar(stop, "ft.linspace")
-    dtype = _dtype(dtype, "linspace") or dt.default_float
-    if int(num) < 0:
+    num = _index(num, "linspace", "num")
+    if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
-    values = np.linspace(start, stop, int(num), endpoint=endpoint, dtype=np.float64)
+    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
+    if not dt.is_float(dtype):
+        values = np.floor(values)  # numpy rounds integer samples down, not toward zero
     return _put(values.astype(dtype), device)
 
 
@@ -358,7 +421,11 @@ def eye(
     [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """
     dtype = _dtype(dtype, "eye") or dt.default_float
-    return _put(np.eye(int(n_rows), None if n_cols is None else int(n_cols), int(k), dtype), device)
+    n = _index(n_rows, "eye", "n_rows")
+    m = n if n_cols is None else _index(n_cols, "eye", "n_cols")
+    if n < 0 or m < 0:
+        raise ValueError(f"eye: n_rows and n_cols must be non-negative, got {n_rows}, {n_cols}")
+    return _put(np.eye(n, m, _index(k, "eye", "k"), dtype), device)
 
 
 def meshgrid(*arrays, indexing: str = "xy") -> tuple:
@@ -391,9 +458,10 @@ def _triangle(name: str, x, k: int, lower: bool) -> Tensor:
     if x.ndim < 2:
         raise ValueError(f"{name}: expected a tensor of rank >= 2, got shape {x.shape}")
     n, m = x.shape[-2:]
-    keep = np.tri(n, m, int(k), dtype=bool)  # lower triangle incl. the k-th diagonal
+    k = _index(k, name, "k")
+    keep = np.tri(n, m, k, dtype=bool)  # lower triangle incl. the k-th diagonal
     if not lower:
-        keep = ~np.tri(n, m, int(k) - 1, dtype=bool)
+        keep = ~np.tri(n, m, k - 1, dtype=bool)
     return lax.select_n(keep, np.zeros((), x.dtype), x)
 
 

@@ -138,6 +138,21 @@ def _binary(fname: str, reflected: bool):
     return op
 
 
+def _comparison(fname: str, symbol: str):
+    def op(self, other):
+        if not isinstance(other, _OPERAND_TYPES):
+            if isinstance(other, (list, tuple)):
+                # Python would fall back to identity and answer a silent False (== and !=).
+                raise TypeError(
+                    f"x {symbol} {type(other).__name__}: tensors do not compare with a "
+                    f"{type(other).__name__}; convert it first: x {symbol} ft.asarray(...)"
+                )
+            return NotImplemented
+        return getattr(_api, fname)(self, other)
+
+    return op
+
+
 def _unary(fname: str):
     def op(self):
         return getattr(_api, fname)(self)
@@ -157,8 +172,8 @@ _OPS = {
     "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
 }  # fmt: skip
 _COMPARISONS = {
-    "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
-    "eq": "equal", "ne": "not_equal",
+    "lt": ("less", "<"), "le": ("less_equal", "<="), "gt": ("greater", ">"),
+    "ge": ("greater_equal", ">="), "eq": ("equal", "=="), "ne": ("not_equal", "!="),
 }  # fmt: skip
 _UNARY_OPS = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "bitwise_invert"}
 
@@ -168,8 +183,8 @@ for _name, (_ufunc, _f) in _FAST_OPS.items():
 for _name, _f in _OPS.items():
     _attach(f"__{_name}__", _binary(_f, False), f"``x {_name} y``: ``ft.{_f}``.")
     _attach(f"__r{_name}__", _binary(_f, True), f"``y {_name} x``: ``ft.{_f}``.")
-for _name, _f in _COMPARISONS.items():
-    _attach(f"__{_name}__", _binary(_f, False), f"``x {_name} y`` elementwise: ``ft.{_f}``.")
+for _name, (_f, _symbol) in _COMPARISONS.items():
+    _attach(f"__{_name}__", _comparison(_f, _symbol), f"``x {_symbol} y``: ``ft.{_f}``.")
 for _name, _f in _UNARY_OPS.items():
     _attach(f"__{_name}__", _unary(_f), f"``{_name}(x)``: ``ft.{_f}``.")
 
@@ -315,7 +330,13 @@ def __format__(self, spec: str):
     """``f"{t:.3f}"`` formats a one-element tensor's value; an empty spec gives ``str(t)``."""
     if spec and self.size == 1:
         return format(_scalar_value(self, "format()"), spec)
-    return format(str(self), spec)
+    try:
+        return format(str(self), spec)  # string specs such as ">40"
+    except ValueError:
+        raise TypeError(
+            f"format(): the spec {spec!r} formats a number, but the tensor has shape "
+            f"{tuple(self.shape)}; format one element, or t.tolist()"
+        ) from None
 
 
 def __iter__(self):
@@ -331,19 +352,18 @@ def __contains__(self, value):
 
 
 def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-    """DLPack export (numpy's): read-only where the consumer's DLPack version can say so,
-    else a copy, so the tensor's buffer is never handed out writable."""
+    """DLPack export (numpy's) of a copy, so the tensor's buffer is never handed out
+    writable: consumers such as ``torch.from_dlpack`` ignore DLPack's read-only flag.
+    ``copy=False`` exports the buffer itself, flagged read-only (BufferError where the
+    consumer's DLPack version cannot say so)."""
     buf = self._concrete("__dlpack__")
     if not isinstance(buf, (np.ndarray, np.generic)):
         return buf.__dlpack__(stream=stream)
-    a = numpy(self)
-    kw = {"max_version": max_version, "dl_device": dl_device, "copy": copy}
-    try:
-        return a.__dlpack__(stream=stream, **kw)
-    except BufferError:
-        if copy is False:
-            raise
-        return a.copy().__dlpack__(stream=stream, **kw)
+    if copy is False:
+        a = numpy(self)
+    else:
+        a, copy = np.array(buf), None  # already a fresh copy
+    return a.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
 
 def __dlpack_device__(self):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from typing import NamedTuple
 
 import numpy as np
@@ -35,13 +36,22 @@ def _keepdims(keepdim, keepdims) -> bool:
 
 
 def _shape_args(args, where: str) -> tuple:
-    """``f(2, 3)`` and ``f((2, 3))`` alike."""
+    """``f(2, 3)`` and ``f((2, 3))`` alike; a float is refused, not truncated (as PyTorch)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     try:
-        return tuple(int(a) for a in args)
+        return tuple(operator.index(a) for a in args)
     except TypeError:
         raise TypeError(f"{where}: expected ints or one tuple of ints, got {args!r}") from None
+
+
+def _keyword_or_args(args, value, where: str, name: str) -> tuple:
+    """PyTorch's keyword spelling (``x.permute(dims=(1, 0))``) of a varargs method."""
+    if value is None:
+        return args
+    if args:
+        raise TypeError(f"{where}: got {name} both as positional arguments and as {name}=")
+    return (value,)
 
 
 def _norm(where: str, d, ndim: int) -> int:
@@ -93,9 +103,8 @@ _UNARY = {
 _BINARY = {
     "mul": "multiply", "multiply": "multiply", "true_divide": "divide",
     "floor_divide": "floor_divide", "remainder": "remainder", "pow": "pow",
-    "float_power": "pow", "maximum": "maximum", "minimum": "minimum", "fmax": "maximum",
-    "fmin": "minimum", "atan2": "atan2", "arctan2": "atan2", "logaddexp": "logaddexp",
-    "hypot": "hypot", "copysign": "copysign", "nextafter": "nextafter",
+    "maximum": "maximum", "minimum": "minimum", "atan2": "atan2", "arctan2": "atan2",
+    "logaddexp": "logaddexp", "hypot": "hypot", "copysign": "copysign", "nextafter": "nextafter",
     "eq": "equal", "ne": "not_equal", "not_equal": "not_equal", "lt": "less", "less": "less",
     "le": "less_equal", "less_equal": "less_equal", "gt": "greater", "greater": "greater",
     "ge": "greater_equal", "greater_equal": "greater_equal",
@@ -103,7 +112,6 @@ _BINARY = {
     "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
     "bitwise_left_shift": "bitwise_left_shift", "bitwise_right_shift": "bitwise_right_shift",
     "matmul": "matmul", "mm": "matmul", "bmm": "matmul", "mv": "matmul", "dot": "matmul",
-    "inner": "matmul",
 }  # fmt: skip
 
 # Reductions over dim/axis with keepdim/keepdims: method -> ft function.
@@ -229,6 +237,51 @@ def fmod(self, other):
     return lax.rem(*promote("fmod", self, other))
 
 
+def float_power(self, exponent):
+    """``self ** exponent`` computed in float64, as PyTorch's ``float_power``.
+
+    >>> import fntorch as ft
+    >>> ft.asarray([2, 3]).float_power(2).dtype
+    dtype('float64')
+    """
+    if isinstance(exponent, Tensor):
+        exponent = _api.astype(exponent, dt.float64)
+    return _api.pow(_api.astype(self, dt.float64), exponent)
+
+
+def _nan_ignoring(fname):
+    def method(self, other):
+        out = getattr(_api, fname)(self, other)
+        if not dt.is_float(out.dtype):
+            return out
+        # NaN only where both are NaN: each NaN side takes the other's value.
+        out = _api.where(_api.isnan(other), self, out)
+        return _api.where(_api.isnan(self), other, out)
+
+    method.__doc__ = (
+        f"``ft.{fname}`` ignoring NaN (the other operand wins; NaN if both are), as "
+        f"PyTorch's ``f{fname[:3]}``.\n\n>>> import fntorch as ft\n"
+        f">>> ft.asarray([float('nan'), 1.0]).f{fname[:3]}(ft.asarray([2.0, 3.0])).tolist()\n"
+        f"{[2.0, 3.0] if fname == 'maximum' else [2.0, 1.0]}"
+    )
+    return method
+
+
+def inner(self, other):
+    """PyTorch's ``inner``: the sum of products over the last dims of both (a scalar
+    operand multiplies).
+
+    >>> import fntorch as ft
+    >>> ft.ones((2, 3)).inner(ft.ones((4, 3))).shape
+    (2, 4)
+    """
+    if not isinstance(other, Tensor):
+        other = _api.asarray(other)
+    if self.ndim == 0 or other.ndim == 0:
+        return _api.multiply(self, other)
+    return _api.tensordot(self, other, axes=((self.ndim - 1,), (other.ndim - 1,)))
+
+
 def clamp(self, min=None, max=None):  # noqa: A002 - PyTorch's names
     """``self`` clipped to ``[min, max]`` (either may be None), in the dtype ``self``
     and the bounds promote to, as PyTorch's: an integer tensor clamped to float bounds
@@ -350,7 +403,7 @@ def norm(self, p=2, dim=None, keepdim=False, *, axis=None, keepdims=None):
 # ------------------------------------------------------------------------ manipulation
 
 
-def reshape(self, *shape):
+def reshape(self, *args, shape=None):
     """``x`` with a new shape (``-1`` infers one size): ``x.reshape(2, 3)`` or
     ``x.reshape((2, 3))``.
 
@@ -358,11 +411,13 @@ def reshape(self, *shape):
     >>> ft.arange(6).reshape(2, -1).shape
     (2, 3)
     """
+    shape = _keyword_or_args(args, shape, "Tensor.reshape", "shape")
     return _api.reshape(self, _shape_args(shape, "Tensor.reshape"))
 
 
-def view(self, *shape):
+def view(self, *args, size=None):
     """PyTorch's ``view``: the same as ``reshape`` (values are immutable: no aliasing)."""
+    shape = _keyword_or_args(args, size, "Tensor.view", "size")
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
         raise TypeError(
             "Tensor.view(dtype) (reinterpreting bits) is not supported; use x.astype(dtype)"
@@ -380,8 +435,9 @@ def reshape_as(self, other):
     return _api.reshape(self, tuple(other.shape))
 
 
-def permute(self, *dims):
+def permute(self, *args, dims=None):
     """The dims reordered: ``x.permute(2, 0, 1)`` (output dim i is input dim ``dims[i]``)."""
+    dims = _keyword_or_args(args, dims, "Tensor.permute", "dims")
     return _api.permute_dims(self, _shape_args(dims, "Tensor.permute"))
 
 
@@ -453,14 +509,14 @@ def unflatten(self, dim, sizes):
     return _api.reshape(self, shape[:d] + tuple(sizes) + shape[d + 1 :])
 
 
-def expand(self, *sizes):
+def expand(self, *args, size=None):
     """``x`` broadcast to ``sizes``; ``-1`` keeps a dim's size (PyTorch's ``expand``).
 
     >>> import fntorch as ft
     >>> ft.zeros((3, 1)).expand(2, -1, 4).shape
     (2, 3, 4)
     """
-    sizes = _shape_args(sizes, "Tensor.expand")
+    sizes = _shape_args(_keyword_or_args(args, size, "Tensor.expand", "size"), "Tensor.expand")
     shape = tuple(self.shape)
     lead = len(sizes) - len(shape)
     if lead < 0:
@@ -485,7 +541,7 @@ def broadcast_to(self, *shape):
     return _api.broadcast_to(self, _shape_args(shape, "Tensor.broadcast_to"))
 
 
-def repeat(self, *sizes):
+def repeat(self, *args, repeats=None):
     """PyTorch's ``repeat``: the tensor tiled ``sizes[i]`` times along each dim
     (``numpy.tile``); for numpy's ``repeat`` use ``repeat_interleave``.
 
@@ -493,6 +549,7 @@ def repeat(self, *sizes):
     >>> ft.asarray([1, 2]).repeat(2).tolist()
     [1, 2, 1, 2]
     """
+    sizes = _keyword_or_args(args, repeats, "Tensor.repeat", "repeats")
     sizes = _shape_args(sizes, "Tensor.repeat")
     if len(sizes) < self.ndim:
         raise ValueError(
@@ -506,11 +563,15 @@ def repeat_interleave(self, repeats, dim=None):
     return _api.repeat(self, repeats, axis=dim)
 
 
-def flip(self, *dims):
-    """``x`` reversed along ``dims`` (an int, several ints or a tuple)."""
+def flip(self, *args, dims=None):
+    """``x`` reversed along ``dims`` (an int, several ints or a tuple; ``()`` reverses
+    none); ``x.flip()`` reverses every dim, as ``ft.flip``."""
+    dims = _keyword_or_args(args, dims, "Tensor.flip", "dims")
+    if not dims:
+        return _api.flip(self)
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
-    return _api.flip(self, axis=dims if dims else None)
+    return _api.flip(self, axis=dims)
 
 
 def roll(self, shifts, dims=None):
@@ -544,7 +605,9 @@ def chunk(self, chunks, dim=0):
     if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
         raise ValueError(f"Tensor.chunk: chunks must be a positive int, got {chunks!r}")
     n = self.shape[_norm("Tensor.chunk", dim, self.ndim)]
-    return split(self, max(1, -(-n // chunks)), dim)
+    if n == 0:
+        return split(self, [0] * chunks, dim)  # PyTorch's: ``chunks`` empty pieces
+    return split(self, -(-n // chunks), dim)
 
 
 def unbind(self, dim=0):
@@ -577,8 +640,19 @@ def gather(self, dim, index):
 
 
 def index_select(self, dim, index):
-    """The entries ``index`` along ``dim`` (``ft.take``)."""
-    return _api.take(self, index, axis=dim)
+    """The entries ``index`` (a vector; a 0-d index counts as one entry) along ``dim``: the
+    result keeps ``self``'s rank, as PyTorch's.
+
+    >>> import fntorch as ft
+    >>> ft.zeros((2, 3)).index_select(1, ft.asarray(0)).shape
+    (2, 1)
+    """
+    index = index if isinstance(index, Tensor) else _api.asarray(index)
+    if index.ndim > 1:
+        raise ValueError(
+            f"Tensor.index_select: index must be a vector (or 0-d), got shape {index.shape}"
+        )
+    return _api.take(self, _api.reshape(index, (-1,)), axis=dim)
 
 
 def take_along_dim(self, indices, dim=None):
@@ -787,15 +861,17 @@ def new_tensor(self, data, *, dtype=None, device=None):
     return _api.asarray(data, dtype=dtype or self.dtype, device=device or self.device)
 
 
-for _f in (add, sub, div, fmod, clamp, clamp_min, clamp_max, gelu, norm, reshape, view,
-           view_as, reshape_as, permute, transpose, movedim, unsqueeze, squeeze, flatten,
-           unflatten, expand, expand_as, broadcast_to, repeat, repeat_interleave, flip, roll,
-           split, chunk, unbind, gather, index_select, take_along_dim, tril, triu, sort,
+for _f in (add, sub, div, fmod, float_power, inner, clamp, clamp_min, clamp_max, gelu, norm,
+           reshape, view, view_as, reshape_as, permute, transpose, movedim, unsqueeze, squeeze,
+           flatten, unflatten, expand, expand_as, broadcast_to, repeat, repeat_interleave, flip,
+           roll, split, chunk, unbind, gather, index_select, take_along_dim, tril, triu, sort,
            argsort, topk, where, masked_fill, nonzero, astype, to, cpu, cuda, type_as, clone,
            detach, contiguous, dim, numel, element_size, is_floating_point, new_full,
            new_tensor):  # fmt: skip
     _attach(_f.__name__, _f)
 _attach("round", round_)
+_attach("fmax", _nan_ignoring("maximum"))
+_attach("fmin", _nan_ignoring("minimum"))
 _attach("subtract", sub)
 _attach("divide", div)
 _attach("clip", clamp)
