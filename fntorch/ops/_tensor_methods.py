@@ -111,8 +111,12 @@ _BINARY = {
     "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
     "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
     "bitwise_left_shift": "bitwise_left_shift", "bitwise_right_shift": "bitwise_right_shift",
-    "matmul": "matmul", "mm": "matmul", "bmm": "matmul", "mv": "matmul", "dot": "matmul",
+    "matmul": "matmul",
 }  # fmt: skip
+
+# PyTorch's fixed-rank products: method -> (rank of self, rank of other). Each is a matmul
+# that PyTorch refuses for other ranks (x.dot of matrices, x.mm of a vector).
+_RANKED_PRODUCTS = {"mm": (2, 2), "bmm": (3, 3), "mv": (2, 1), "dot": (1, 1)}
 
 # Reductions over dim/axis with keepdim/keepdims: method -> ft function.
 _REDUCTIONS = {
@@ -177,6 +181,28 @@ for _m, _f in _UNARY.items():
     _attach(_m, _unary_method(_f), _doc_of(_f, f"{_m}()"))
 for _m, _f in _BINARY.items():
     _attach(_m, _binary_method(_f), _doc_of(_f, f"{_m}(other)"))
+
+
+def _ranked_product(name: str, ranks: tuple):
+    def method(self, other):
+        other = other if isinstance(other, Tensor) else _api.asarray(other)
+        batch_ok = name != "bmm" or self.shape[0] == other.shape[0]
+        if (self.ndim, other.ndim) != ranks or not batch_ok:
+            raise ValueError(
+                f"Tensor.{name}: expected tensors of ranks {ranks}"
+                f"{' with equal batch sizes' if name == 'bmm' else ''}, got shapes "
+                f"{tuple(self.shape)} and {tuple(other.shape)}"
+            )
+        return _api.matmul(self, other)
+
+    return method
+
+
+for _m, _r in _RANKED_PRODUCTS.items():
+    _attach(
+        _m, _ranked_product(_m, _r),
+        f"``x.{_m}(y)``: ``ft.matmul`` of tensors of ranks {_r}, as PyTorch's.",
+    )  # fmt: skip
 for _m, _f in _REDUCTIONS.items():
     _attach(
         _m, _reduction_method(_f, _m),
@@ -721,6 +747,11 @@ def masked_fill(self, mask, value):
     >>> ft.zeros(3).masked_fill(ft.asarray([True, False, True]), 1.0).tolist()
     [1.0, 0.0, 1.0]
     """
+    mask = mask if isinstance(mask, Tensor) else _api.asarray(mask)
+    if mask.dtype != dt.bool_:  # as PyTorch: a float mask is a mistake, not a truth value
+        raise TypeError(f"Tensor.masked_fill: mask must have dtype bool, got {mask.dtype}")
+    if isinstance(value, Tensor) and value.ndim:
+        raise ValueError(f"Tensor.masked_fill: value must be 0-d, got shape {value.shape}")
     if isinstance(value, Tensor):
         value = _api.astype(value, self.dtype) if value.dtype != self.dtype else value
     else:

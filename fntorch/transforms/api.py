@@ -577,10 +577,12 @@ def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None):
             trace = BatchTrace(current_trace(), size, "vmap")
         else:
             trace = _AdoptingBatchTrace(current_trace(), size, _adopt)
+        raw_all = tree_util.leaves(args) + tree_util.leaves(kwargs)
         ins = []
-        for x, ax in zip(flat_all, axes_all):
+        for x, raw, ax in zip(flat_all, raw_all, axes_all):
             if ax is None:
-                ins.append(x)
+                # An unmapped Python scalar stays weak, as it is eagerly and under jit.
+                ins.append(raw if type(raw) in (bool, int, float) else x)
             else:
                 ins.append(BatchTracer(trace, x, ax % x.ndim))
         try:

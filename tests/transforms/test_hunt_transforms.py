@@ -293,3 +293,26 @@ def test_checkpoint_static_argnums_for_python_control_flow():
     assert ft.vmap(lambda x: ft.grad(f)(x, 2, "pow"))(f32([2.0, 3.0])).tolist() == [4.0, 6.0]
     with pytest.raises(ft.ConcretizationError):
         ft.checkpoint(lambda x: x if x > 0 else -x)(f32(1.0))
+
+
+def test_vmap_keeps_an_unmapped_python_scalar_weak():
+    # It became a strong float32/int64 tensor: f16 * 2.0 gave float32 under vmap only.
+    x = ft.ones(2, dtype=ft.float16)
+    assert ft.vmap(lambda x, s: x * s, in_axes=(0, None))(x, 2.0).dtype == ft.float16
+    i = ft.ones(2, dtype=ft.int32)
+    assert ft.vmap(lambda x, s: x + s, in_axes=(0, None))(i, 3).dtype == ft.int32
+
+
+def test_fixed_rank_products_and_masked_fill_check_as_pytorch():
+    a, v = ft.ones((2, 3)), ft.ones(3)
+    assert a.mv(v).shape == (2,) and v.dot(v).shape == ()
+    with pytest.raises(ValueError, match="Tensor.dot: expected tensors of ranks"):
+        a.dot(ft.ones((3, 2)))  # matmul would give a matrix
+    with pytest.raises(ValueError, match="Tensor.mm"):
+        a.mm(v)
+    with pytest.raises(ValueError, match="equal batch sizes"):
+        ft.ones((2, 2, 3)).bmm(ft.ones((1, 3, 4)))  # matmul would broadcast
+    with pytest.raises(TypeError, match="masked_fill: mask must have dtype bool"):
+        a.masked_fill(ft.ones((2, 3)), 1.0)
+    with pytest.raises(ValueError, match="masked_fill: value must be 0-d"):
+        a.masked_fill(a > 0, v)
