@@ -220,7 +220,10 @@ def _sort_draw(n, keys="distinct"):
 
 
 def _sort_ref(*operands, dimension, is_stable, num_keys):
-    perm = np.lexsort(operands[:num_keys][::-1], axis=dimension)
+    # numpy sorts NaNs last, but not in ml_dtypes' bfloat16 (plain comparisons): its
+    # keys sort as float32, which holds every bfloat16 exactly.
+    keys = [k.astype(np.float32) if k.dtype.name == "bfloat16" else k for k in operands]
+    perm = np.lexsort(keys[:num_keys][::-1], axis=dimension)
     return [np.take_along_axis(x, perm, dimension) for x in operands]
 
 
