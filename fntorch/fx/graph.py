@@ -32,7 +32,12 @@ _var_ids = itertools.count()
 
 
 class Var:
-    """A value in a graph, known by its abstract value."""
+    """A value in a graph, known by its abstract value.
+
+    >>> import fntorch as ft
+    >>> ft.make_graph(lambda x: x * 2.0)(ft.ones(3)).invars
+    [Var(f32[3])]
+    """
 
     __slots__ = ("aval", "id")
 
@@ -45,7 +50,12 @@ class Var:
 
 
 class Literal:
-    """A scalar constant written into an equation."""
+    """A scalar constant written into an equation.
+
+    >>> import fntorch as ft
+    >>> ft.make_graph(lambda x: x * 2.0)(ft.ones(3)).eqns[0].inputs[1].value
+    np.float32(2.0)
+    """
 
     __slots__ = ("value", "aval")
 
@@ -59,6 +69,16 @@ class Literal:
 
 @dataclass(eq=False)
 class Eqn:
+    """One primitive application: ``outputs = primitive[params](*inputs)``.
+
+    ``inputs`` are ``Var``s and ``Literal``s; ``primitive`` is the ``Primitive`` object.
+
+    >>> import fntorch as ft
+    >>> e = ft.make_graph(lambda x: x * 2.0)(ft.ones(3)).eqns[0]
+    >>> e.primitive.name, e.inputs, e.outputs
+    ('mul', [Var(f32[3]), Literal(np.float32(2.0))], [Var(f32[3])])
+    """
+
     primitive: object
     inputs: list
     outputs: list
@@ -86,10 +106,12 @@ class Graph:
 
     @property
     def in_avals(self):
+        """The abstract values of the flat inputs."""
         return [v.aval for v in self.invars]
 
     @property
     def out_avals(self):
+        """The abstract values of the flat outputs."""
         return [v.aval for v in self.outvars]
 
     def __str__(self):
@@ -99,6 +121,7 @@ class Graph:
         return f"Graph(\n{pp_graph(self)}\n)"
 
     def __call__(self, *args):
+        """``eval_graph(self, *args)``: flat inputs in, the list of flat outputs out."""
         return eval_graph(self, *args)
 
 
@@ -113,7 +136,15 @@ def _fmt_param(v) -> str:
 
 
 def pp_graph(g: Graph) -> str:
-    """A readable listing of a graph, one equation per line."""
+    """A readable listing of a graph, one equation per line (what ``str(graph)`` gives).
+
+    >>> import fntorch as ft
+    >>> print(pp_graph(ft.make_graph(lambda x: ft.sin(x) * 2.0)(ft.ones(3))))
+    { lambda a:f32[3]. let
+        b:f32[3] = sin a
+        c:f32[3] = mul b 2.0
+      in (c) }
+    """
     names: dict[int, str] = {}
 
     def name(v) -> str:
@@ -154,6 +185,11 @@ def eval_graph(graph: Graph, *args) -> list:
     >>> ft.fx.eval_graph(g, ft.ones(2))[0].tolist()
     [2.0, 2.0]
     """
+    if not isinstance(graph, Graph):
+        raise TypeError(
+            f"eval_graph: graph must be an ft.fx.Graph (from ft.make_graph), "
+            f"got {type(graph).__name__}"
+        )
     if len(args) != len(graph.invars):
         raise TypeError(f"eval_graph: the graph takes {len(graph.invars)} inputs, got {len(args)}")
     env: dict[int, object] = {}
@@ -173,6 +209,103 @@ def eval_graph(graph: Graph, *args) -> list:
         else:
             env[e.outputs[0].id] = outs
     return [read(v) for v in graph.outvars]
+
+
+# ------------------------------------------------------------------------ custom calls
+
+
+class _CustomCall:
+    """The head of a staged custom call's equation (``custom_call``). Its params: the
+    call (``call``: the user's function and rules), its ``kind``, and ``graph``, its
+    function staged, whose first ``num_consts`` inputs are the call's consts. Binding it
+    hands the call to the current trace again, so a graph evaluated under a transform (a
+    ``cond`` branch under ``grad``, ``eval_graph`` of ``make_graph``'s graph) applies the
+    custom rules; compiling inlines ``graph`` (``inline_custom_calls``). Not a
+    ``Primitive``: no rule table has an entry for it.
+
+    >>> import fntorch as ft
+    >>> f = ft.custom_jvp(ft.sin)
+    >>> f.defjvp(lambda p, t: (f(p[0]), 3.0 * t[0]))  # doctest: +ELLIPSIS
+    <function <lambda> at ...>
+    >>> g = ft.make_graph(f)(ft.asarray(1.0))
+    >>> g.eqns[0].primitive.name
+    'custom_call'
+    >>> float(ft.grad(lambda x: eval_graph(g, x)[0])(ft.asarray(1.0)))
+    3.0
+    """
+
+    name = "custom_call"
+    multiple_results = True
+
+    def bind(self, *args, kind, call, graph, num_consts):
+        return call.bind_with(list(args[num_consts:]))
+
+    def __repr__(self):
+        return self.name
+
+
+custom_call = _CustomCall()
+
+
+def inline_custom_calls(graph: Graph) -> Graph:
+    """``graph`` with every ``custom_call`` equation replaced by its staged function's
+    equations, in its sub-graphs too (control flow's branches and bodies): what compiling
+    needs, since no rule table has custom calls. ``graph`` itself when it has none.
+
+    >>> import fntorch as ft
+    >>> f = ft.custom_jvp(lambda x: ft.sin(x) * 2.0)
+    >>> f.defjvp(lambda p, t: (f(p[0]), t[0]))  # doctest: +ELLIPSIS
+    <function <lambda> at ...>
+    >>> g = inline_custom_calls(ft.make_graph(f)(ft.asarray(1.0)))
+    >>> [e.primitive.name for e in g.eqns]
+    ['sin', 'mul']
+    """
+    if not _has_custom_calls(graph):
+        return graph
+    env: dict[int, object] = {}
+
+    def read(v):
+        return v if isinstance(v, Literal) else env.get(v.id, v)
+
+    eqns = []
+    for e in graph.eqns:
+        ins = [read(v) for v in e.inputs]
+        if e.primitive is custom_call:
+            sub = inline_custom_calls(e.params["graph"])
+            local = {v.id: x for v, x in zip(sub.invars, ins)}
+
+            def read_local(v, local=local):
+                return v if isinstance(v, Literal) else local.get(v.id, v)
+
+            for se in sub.eqns:
+                outs = [Var(v.aval) for v in se.outputs]
+                eqns.append(Eqn(se.primitive, [read_local(v) for v in se.inputs], outs, se.params))
+                local.update((v.id, o) for v, o in zip(se.outputs, outs))
+            env.update((v.id, read_local(o)) for v, o in zip(e.outputs, sub.outvars))
+        else:
+            params = {k: _inline_param(p) for k, p in e.params.items()}
+            eqns.append(Eqn(e.primitive, ins, list(e.outputs), params))
+    outvars = [read(v) for v in graph.outvars]
+    return Graph(list(graph.invars), outvars, eqns, list(graph.constvars), list(graph.consts))
+
+
+def _inline_param(p):
+    if isinstance(p, Graph):
+        return inline_custom_calls(p)
+    if isinstance(p, (list, tuple)) and any(isinstance(q, Graph) for q in p):
+        return type(p)(_inline_param(q) for q in p)
+    return p
+
+
+def _has_custom_calls(graph: Graph) -> bool:
+    for e in graph.eqns:
+        if e.primitive is custom_call:
+            return True
+        for p in e.params.values():
+            subs = p if isinstance(p, (list, tuple)) else (p,)
+            if any(isinstance(q, Graph) and _has_custom_calls(q) for q in subs):
+                return True
+    return False
 
 
 # ------------------------------------------------------------------------ staging trace
@@ -196,6 +329,15 @@ class GraphTrace(Trace):
 
     ``stage_all=True`` stages every primitive (make_graph, jit); ``False`` stages only
     primitives that touch this trace's tracers and evaluates the rest on the parent.
+
+    >>> import fntorch as ft
+    >>> from fntorch.fx.core import set_current_trace
+    >>> trace = GraphTrace(ft.fx.current_trace())
+    >>> x = trace.new_arg(ft.fx.ShapedArray((2,), ft.float32))
+    >>> with set_current_trace(trace):
+    ...     y = ft.exp(x)
+    >>> [e.primitive.name for e in trace.to_graph([y]).eqns]
+    ['exp']
     """
 
     def __init__(self, parent: Trace, stage_all: bool = True, name: str = "make_graph"):
@@ -209,9 +351,11 @@ class GraphTrace(Trace):
         self._const_ids: dict[int, Var] = {}
 
     def device_of(self, tracer):
+        """None: a staged value has no device until the graph runs."""
         return None
 
     def new_arg(self, aval: ShapedArray) -> GraphTracer:
+        """A new graph input of abstract value ``aval``, as a tracer of this trace."""
         v = Var(aval)
         self.invars.append(v)
         return GraphTracer(self, v)
@@ -238,6 +382,8 @@ class GraphTrace(Trace):
         return var
 
     def process_primitive(self, prim, args, params):
+        """Appends an equation (its outputs from the abstract-eval rule) and returns
+        tracers for the outputs; unstaged work goes to the parent trace."""
         if not self.stage_all and not any(
             isinstance(a, GraphTracer) and a._trace is self for a in args
         ):
@@ -258,7 +404,32 @@ class GraphTrace(Trace):
         tracers = [GraphTracer(self, v) for v in outs]
         return tracers if prim.multiple_results else tracers[0]
 
+    def process_custom(self, kind, call, args):
+        """A custom call (custom_jvp, custom_vjp, checkpoint): staged as one equation that
+        keeps its rules (``custom_call``), where every primitive is staged; where only this
+        trace's work is (``stage_all=False``), inlined if it touches this trace's tracers
+        and handed to the parent otherwise, as a primitive would be."""
+        if not self.stage_all:
+            if any(isinstance(a, GraphTracer) and a._trace is self for a in args):
+                return call.inline(*args)
+            with set_current_trace(self.parent):
+                return call.bind_with(list(args))
+        if call.closes_over_tracers():
+            # Its functions read values of a live transform: an equation evaluated later
+            # (a graph run again under grad) would find them gone, so it is inlined.
+            return call.inline(*args)
+        avals = [get_aval(a) for a in args]
+        g, _ = trace_to_graph(lambda *xs: (call.inline(*xs), None), avals, name=kind)
+        # Closed as control flow's graphs are: its consts are inputs, ahead of the args.
+        inputs = [self.lift(c, kind) for c in g.consts] + [self.lift(a, kind) for a in args]
+        closed = Graph(g.constvars + g.invars, g.outvars, g.eqns)
+        params = {"kind": kind, "call": call, "graph": closed, "num_consts": len(g.consts)}
+        outs = [Var(v.aval) for v in g.outvars]
+        self.eqns.append(Eqn(custom_call, inputs, outs, params))
+        return [GraphTracer(self, v) for v in outs]
+
     def to_graph(self, outputs) -> Graph:
+        """The Graph of everything recorded, with ``outputs`` as its outputs."""
         outvars = [self.lift(o) for o in outputs]
         return Graph(
             list(self.invars), outvars, list(self.eqns), list(self.constvars), list(self.consts)

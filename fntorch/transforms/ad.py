@@ -331,22 +331,6 @@ def jvp_flat(fun, primals: list, tangents: list, name="jvp"):
     return pouts, touts
 
 
-class LinearizeTrace(GraphTrace):
-    """The trace staging the tangent side of a linearization (``stage_all=False``)."""
-
-    def __init__(self, parent, name):
-        super().__init__(parent, stage_all=False, name=name)
-
-    def process_custom(self, kind, call, args):
-        if any(isinstance(a, Tracer) and a._trace is self for a in args):
-            return call.inline(*args)
-        # Primal work goes to the parent as a custom call, as primitives do: inlined here,
-        # a custom function called by a rule (``return f(x), ...``) would lose its rules
-        # for the transforms below, e.g. the outer derivative of a Hessian.
-        with set_current_trace(self.parent):
-            return call.bind_with(list(args))
-
-
 def linearize_flat(fun, primals: list, name="vjp"):
     """``fun``'s primal outputs and its linear map, staged as a Graph over tangent inputs.
 
@@ -356,7 +340,7 @@ def linearize_flat(fun, primals: list, name="vjp"):
     """
     from ..fx.core import current_trace
 
-    lin = LinearizeTrace(current_trace(), name)
+    lin = GraphTrace(current_trace(), stage_all=False, name=name)
     diff = [is_differentiable(p) for p in primals]
     tangents = [
         lin.new_arg(tangent_aval(get_aval(p))) if d else Zero.like(p) for p, d in zip(primals, diff)

@@ -27,9 +27,8 @@ from ..fx.core import (
     abstract_eval_rules,
     current_trace,
     get_aval,
-    set_current_trace,
 )
-from ..fx.graph import Eqn, Graph, GraphTrace, GraphTracer, Literal, Var
+from ..fx.graph import Graph, eval_graph, trace_to_graph
 from . import ad
 from .ad import Zero, instantiate, jvp_rules, transpose_rules
 from .batching import BatchTrace, BatchTracer, batch_rules
@@ -91,7 +90,8 @@ def _handing_trace(origin, outer):
 
 def _captures_tracer_of(objs, trace) -> bool:
     """Whether the functions and values ``objs`` capture, through closures, partials and
-    pytrees, a tracer of ``trace`` (or of a batch trace it stands for)."""
+    pytrees, a tracer of ``trace`` (or of a batch trace it stands for; of any trace when
+    ``trace`` is None)."""
     own = (trace, *getattr(trace, "adopted", ()))
     seen, todo = set(), list(objs)
     while todo:
@@ -100,7 +100,7 @@ def _captures_tracer_of(objs, trace) -> bool:
             continue
         seen.add(id(o))
         if isinstance(o, Tracer):
-            if o._trace in own:
+            if trace is None or o._trace in own:
                 return True
             # A tracer of a transform nested in ``trace`` may carry one of its tracers.
             todo += [getattr(o, a, None) for a in getattr(type(o), "__slots__", ())]
@@ -145,6 +145,15 @@ class _Call:
 
     def inline(self, *args):
         return self.fun_flat(list(args))
+
+    def closes_over_tracers(self) -> bool:
+        """Whether the user's functions capture a tracer of any transform (a graph that
+        stages this call inlines it then: see ``GraphTrace.process_custom``)."""
+        return _captures_tracer_of(self.captures, None)
+
+    def __repr__(self):
+        fun = self.captures[0] if self.captures else self.fun_flat
+        return f"{self.kind}({getattr(fun, '__name__', type(fun).__name__)})"
 
     def batch_trace(self):
         """The batch trace batching this call, when called from `batched` under its parent."""
@@ -487,48 +496,6 @@ def _flatten_cts(got, in_tree, primals, name):
 # ------------------------------------------------------------------------ checkpoint
 
 
-class _CustomCallMarker:
-    """The "primitive" of a custom call inside checkpoint's staged function. The fx graph
-    has no custom-call primitive, and inlining the call would lose its rules; so it stays
-    one equation, which only `_eval_staged` evaluates, by handing the call to the current
-    trace again. Not a `Primitive`: it is never bound."""
-
-    name = "custom_call"
-    multiple_results = True
-
-
-_custom_call_p = _CustomCallMarker()
-
-
-class _StagingTrace(GraphTrace):
-    def process_custom(self, kind, call, args):
-        n = len(self.eqns)
-        outs = call.inline(*args)  # staged only for the outputs' avals
-        del self.eqns[n:]
-        inputs = [self.lift(a, kind) for a in args]
-        outvars = [Var(get_aval(o)) for o in outs]
-        self.eqns.append(Eqn(_custom_call_p, inputs, outvars, {"call": call}))
-        return [GraphTracer(self, v) for v in outvars]
-
-
-def _eval_staged(graph, args) -> list:
-    """`eval_graph` for a graph of `_StagingTrace` (without consts)."""
-    env = dict(zip((v.id for v in graph.invars), args))
-
-    def read(v):
-        return v.value if isinstance(v, Literal) else env[v.id]
-
-    for e in graph.eqns:
-        ins = [read(v) for v in e.inputs]
-        if e.primitive is _custom_call_p:
-            outs = e.params["call"].bind_with(ins)
-        else:
-            outs = e.primitive.bind(*ins, **e.params)
-        for v, o in zip(e.outputs, outs if e.primitive.multiple_results else [outs]):
-            env[v.id] = o
-    return [read(v) for v in graph.outvars]
-
-
 def checkpoint(fun, *, static_argnums=()):
     """Rematerialization: ``fun``'s intermediates are not kept for the backward pass but
     recomputed there, trading compute for memory.
@@ -563,18 +530,13 @@ def checkpoint(fun, *, static_argnums=()):
             leaves, box["out_tree"] = tree_util.flatten(fun(*a, **k))
             return _to_tensors(leaves, "checkpoint"), None
 
-        trace = _StagingTrace(current_trace(), name="checkpoint")
-        args_in = [trace.new_arg(get_aval(x)) for x in flat]
-        try:
-            with set_current_trace(trace):
-                graph = trace.to_graph(staged(*args_in)[0])
-        finally:
-            trace.dead = True
+        # Custom calls inside stay custom_call equations, which keep their rules.
+        graph, _ = trace_to_graph(staged, [get_aval(x) for x in flat], name="checkpoint")
         closed = Graph(graph.constvars + graph.invars, graph.outvars, graph.eqns)
         consts = list(graph.consts)
 
         def fun_flat(xs):
-            return _to_tensors(_eval_staged(closed, xs), "checkpoint")
+            return _to_tensors(eval_graph(closed, *xs), "checkpoint")
 
         def fwd_flat(xs):
             # Only the inputs are residuals: the backward pass recomputes the rest.

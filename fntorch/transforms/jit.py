@@ -52,7 +52,7 @@ from ..fx.core import (
     current_trace,
     device_of_buffer,
 )
-from ..fx.graph import eval_graph, trace_to_graph
+from ..fx.graph import eval_graph, inline_custom_calls, trace_to_graph
 from .api import _as_tensor
 
 __all__ = ["jit", "config"]
@@ -197,16 +197,39 @@ class _Entry:
             setattr(self, k, v)
 
 
+def _items(name: str, what: str, value, kind: type) -> tuple:
+    """``value``, one ``kind`` or an iterable of them, as a tuple; else a TypeError."""
+    items = (value,) if isinstance(value, kind) else value
+    try:
+        items = tuple(items)
+    except TypeError:
+        items = None
+    if items is None or not all(isinstance(i, kind) for i in items):
+        raise TypeError(
+            f"jit({name}): {what} must be {'an int' if kind is int else 'a str'} or a tuple "
+            f"of them, got {value!r}"
+        )
+    return items
+
+
 class JitFunction:
-    """A function compiled by ``ft.jit`` (see ``jit``)."""
+    """A function compiled by ``ft.jit`` (see ``jit``): call it, or ``lower`` it.
+
+    ``stats`` counts traces and cache hits and misses.
+
+    >>> import fntorch as ft
+    >>> f = ft.jit(lambda x: x * 2.0)
+    >>> f(ft.ones(2)).tolist(), f.stats["traces"]
+    ([2.0, 2.0], 1)
+    """
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums):
         functools.update_wrapper(self, fun)
         self.fun = fun
         self._name = getattr(fun, "__name__", type(fun).__name__)
-        nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-        donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
+        nums = _items(self._name, "static_argnums", static_argnums, int)
+        names = _items(self._name, "static_argnames", static_argnames, str)
+        donate = _items(self._name, "donate_argnums", donate_argnums, int)
         try:
             params = list(inspect.signature(fun).parameters.values())
         except (TypeError, ValueError):
@@ -366,6 +389,8 @@ class JitFunction:
     # -------------------------------------------------------------------- calls
 
     def __call__(self, *args, **kwargs):
+        """Runs the compiled program for these arguments' signature (tracing it once);
+        inside another transform, the function is inlined into that transform."""
         if current_trace() is not EVAL_TRACE:
             return self.fun(*args, **kwargs)  # inline into the enclosing transform
         got = self._signature(args, kwargs)
@@ -421,7 +446,7 @@ class JitFunction:
         # A leaf's key is (shape, dtype), plus True for a weakly typed Python scalar or
         # the device of a buffer on another device (no compiled program there yet).
         eager = any(len(s) > 2 and s[2] is not True for s in key[1])
-        g = run_passes(graph)
+        g = run_passes(inline_custom_calls(graph))  # no rule table has custom calls
         plan = partition(g)
         if eager:
             program = _EagerProgram(g)
@@ -583,6 +608,13 @@ class Lowered:
     ``graph``: the fx Graph after the passes; ``plan``: the fusion plan (its
     ``summary()`` lists the kernels and library calls); ``as_text()``: the IR of every
     kernel; ``compile()``: a callable with ``f``'s signature, for these argument types.
+
+    >>> import fntorch as ft
+    >>> lo = ft.jit(lambda x: x + 1.0).lower(ft.ones(2))
+    >>> print(lo.graph)
+    { lambda a:f32[2]. let
+        b:f32[2] = add a 1.0
+      in (b) }
     """
 
     def __init__(self, jitted: JitFunction, entry: _Entry):
@@ -604,6 +636,7 @@ class Lowered:
         return "\n\n".join(_kernel_texts(self._entry.program, ""))
 
     def compile(self) -> Compiled:
+        """The compiled callable for these argument types (see ``Compiled``)."""
         return Compiled(self._jitted, self._entry)
 
 
@@ -618,18 +651,31 @@ def _kernel_texts(program, where: str):
 
 
 class Compiled:
-    """A compiled function for one argument signature; other signatures raise TypeError."""
+    """A compiled function for one argument signature; other signatures raise TypeError.
+
+    >>> import fntorch as ft
+    >>> c = ft.jit(lambda x: x + 1.0).lower(ft.ones(2)).compile()
+    >>> c(ft.zeros(2)).tolist()
+    [1.0, 1.0]
+    """
 
     def __init__(self, jitted: JitFunction, entry: _Entry):
         self._jitted = jitted
         self._entry = entry
 
     def __call__(self, *args, **kwargs):
+        """Runs the program with arguments of the signature it was lowered for."""
         got = self._jitted._signature(args, kwargs)
         if got is None or got[0] != self._entry.key:
+            came = (
+                "traced arguments (a compiled function does not run under a transform)"
+                if got is None
+                else f"({', '.join(_aval_str(s) for s in got[0][1])})"
+            )
             raise TypeError(
-                f"this compiled jit({self._jitted._name}) was lowered for other argument types "
-                f"({', '.join(_aval_str(s) for s in self._entry.key[1])}); call the jit "
+                f"jit({self._jitted._name}).lower(...).compile(): it was lowered for other "
+                f"argument types: ({', '.join(_aval_str(s) for s in self._entry.key[1])}), "
+                f"with one tree structure and static values; got {came}. Call the jit "
                 "function itself to compile for new ones"
             )
         return self._jitted._run(self._entry, got[1], got[2])
