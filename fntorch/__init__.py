@@ -40,3 +40,15 @@ from .transforms.api import *  # noqa: F403
 from .transforms.jit import config, jit
 
 __version__ = "0.1.0"
+
+# The public surface, explicit (STYLE.md: Equinox's public `__init__`): the Array API
+# namespace, the transforms, and the names imported above. Submodules (`ft.random`,
+# `ft.fx`, `ft.tree`, `ft.nn`) are reached as attributes.
+__all__ = sorted(
+    {*ops.api.__all__, *transforms.api.__all__}
+    | {"ConcretizationError", "Tensor", "UnexpectedTracerError", "config", "jit"}
+    | {"default_device", "device", "device_put", "devices"}
+    | {"finfo", "iinfo", "result_type", "float0"}
+    | {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+    | {"float16", "bfloat16", "float32", "float64"}
+)

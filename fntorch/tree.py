@@ -12,6 +12,16 @@ from typing import Any
 
 import optree
 
+__all__ = [
+    "map",
+    "leaves",
+    "flatten",
+    "unflatten",
+    "structure",
+    "register_dataclass",
+    "register_node",
+]
+
 NAMESPACE = "fntorch"
 PyTreeSpec = optree.PyTreeSpec
 
@@ -32,6 +42,11 @@ def unflatten(treedef: PyTreeSpec, leaves) -> Any:
     >>> unflatten(tdef, [5, 6])
     (5, [6])
     """
+    if not isinstance(treedef, PyTreeSpec):
+        raise TypeError(
+            "tree.unflatten: treedef must be a tree structure (from ft.tree.flatten or "
+            f"ft.tree.structure), got {type(treedef).__name__}"
+        )
     return optree.tree_unflatten(treedef, leaves)
 
 
@@ -76,6 +91,11 @@ def register_dataclass(cls):
     >>> leaves(P(w=3.0))
     [3.0]
     """
+    if not isinstance(cls, type):
+        raise TypeError(
+            "tree.register_dataclass: expected a class (it is a class decorator), "
+            f"got {type(cls).__name__}"
+        )
     if not dataclasses.is_dataclass(cls):
         cls = dataclasses.dataclass(cls)
     fields = dataclasses.fields(cls)
@@ -102,7 +122,17 @@ def register_dataclass(cls):
 
 
 def register_node(cls, flatten_fn, unflatten_fn):
-    """Registers a class as a pytree node (optree's protocol, fntorch's namespace)."""
+    """Registers a class as a pytree node (optree's protocol, fntorch's namespace).
+
+    ``flatten_fn(obj) -> (children, metadata)``; ``unflatten_fn(metadata, children)``.
+
+    >>> class Pair:
+    ...     def __init__(self, a, b):
+    ...         self.a, self.b = a, b
+    >>> _ = register_node(Pair, lambda p: ((p.a, p.b), None), lambda _, c: Pair(*c))
+    >>> leaves(Pair(1, (2, 3)))
+    [1, 2, 3]
+    """
     optree.register_pytree_node(cls, flatten_fn, unflatten_fn, namespace=NAMESPACE)
     return cls
 
@@ -111,6 +141,9 @@ def tree_prefix_broadcast(prefix, tree, what: str) -> list:
     """Broadcasts a pytree prefix (e.g. vmap's ``in_axes``) to the leaves of ``tree``.
 
     Raises ``ValueError`` naming both structures when ``prefix`` is not a prefix.
+
+    >>> tree_prefix_broadcast((0, None), ([1, 2], 3), "in_axes")
+    [0, 0, None]
     """
     try:
         return optree.broadcast_prefix(prefix, tree, none_is_leaf=True, namespace=NAMESPACE)

@@ -25,11 +25,29 @@ from . import dtypes as _dt
 
 
 class UnexpectedTracerError(Exception):
-    """A traced value was used after the transform that made it had finished."""
+    """A traced value was used after the transform that made it had finished.
+
+    >>> import fntorch as ft
+    >>> leaked = []
+    >>> _ = ft.grad(lambda x: leaked.append(x) or x * 1.0)(1.0)
+    >>> try:
+    ...     leaked[0] + 1.0
+    ... except ft.UnexpectedTracerError as e:
+    ...     print("escaped" in str(e))
+    True
+    """
 
 
 class ConcretizationError(TypeError):
-    """A Python-level decision (``if``, ``float()``, ``.item()``) was asked of an abstract value."""
+    """A Python-level decision (``if``, ``float()``, ``.item()``) was asked of an abstract value.
+
+    >>> import fntorch as ft
+    >>> try:
+    ...     ft.make_graph(lambda x: float(x))(ft.ones(()))
+    ... except ft.ConcretizationError as e:
+    ...     print("static_argnums" in str(e))
+    True
+    """
 
 
 def _concretization_message(what: str, aval, transform: str) -> str:
@@ -61,10 +79,12 @@ class ShapedArray:
 
     @property
     def ndim(self) -> int:
+        """The number of dims."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements."""
         return int(np.prod(self.shape, dtype=np.int64))
 
     def __eq__(self, other):
@@ -79,9 +99,11 @@ class ShapedArray:
         return hash((self.shape, self.dtype, self.weak_type))
 
     def strong(self) -> ShapedArray:
+        """The same abstract value without the weak-type flag (a Python scalar's)."""
         return ShapedArray(self.shape, self.dtype) if self.weak_type else self
 
     def str_short(self) -> str:
+        """The short form, ``f32[2,3]``."""
         return f"{dtype_short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 
     __repr__ = __str__ = str_short
@@ -100,7 +122,12 @@ def dtype_short_name(dtype) -> str:
 
 
 def get_aval(x) -> ShapedArray:
-    """The abstract value of a tensor, tracer, numpy array or Python scalar."""
+    """The abstract value of a tensor, tracer, numpy array or Python scalar.
+
+    >>> import fntorch as ft
+    >>> get_aval(ft.ones((2, 3))), get_aval(2.0).weak_type
+    (f32[2,3], True)
+    """
     if isinstance(x, Tracer):
         return x.aval
     if isinstance(x, Tensor):
@@ -141,9 +168,11 @@ class Primitive:
         self.multiple_results = multiple_results
 
     def bind(self, *args, **params):
+        """Applies this primitive to ``args`` under the current trace (see ``bind``)."""
         return _current_trace.get().process_primitive(self, args, params)
 
     def abstract_eval(self, *avals, **params):
+        """The output abstract value(s) for these inputs, from ``abstract_eval_rules``."""
         try:
             rule = abstract_eval_rules[self]
         except KeyError:
@@ -157,7 +186,12 @@ class Primitive:
 
 
 def bind(prim: Primitive, *args, **params):
-    """Applies ``prim`` to ``args`` under the current trace."""
+    """Applies ``prim`` to ``args`` under the current trace.
+
+    >>> import fntorch as ft
+    >>> bind(ft.ops.lax.add_p, ft.ones(2), ft.ones(2)).tolist()
+    [2.0, 2.0]
+    """
     return _current_trace.get().process_primitive(prim, args, params)
 
 
@@ -201,31 +235,53 @@ class Tensor:
     # The few members that need the buffer; all others are defined on top of these.
     @property
     def aval(self) -> ShapedArray:
+        """The abstract value: shape, dtype and weak-type flag (``f32[2,3]``)."""
         v = self._value
         return ShapedArray(v.shape, v.dtype)
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The shape, a tuple of ints.
+
+        >>> import fntorch as ft
+        >>> ft.zeros((2, 3)).shape
+        (2, 3)
+        """
         return self._value.shape
 
     @property
     def dtype(self):
+        """The element type, a numpy dtype (``ft.float32`` and friends).
+
+        >>> import fntorch as ft
+        >>> ft.asarray([1, 2]).dtype
+        dtype('int64')
+        """
         return self._value.dtype
 
     @property
     def ndim(self) -> int:
+        """The number of dims (``len(x.shape)``)."""
         return self._value.ndim
 
     @property
     def size(self) -> int:
+        """The number of elements (an int; PyTorch's ``x.size()`` is ``x.shape`` here)."""
         return int(self._value.size)
 
     @property
     def weak_type(self) -> bool:
+        """Whether this is a Python scalar's value, which never widens a tensor's dtype."""
         return False
 
     @property
     def device(self):
+        """The device holding the buffer.
+
+        >>> import fntorch as ft
+        >>> ft.ones(2).device
+        device(type='cpu')
+        """
         return device_of_buffer(self._value)
 
     def _concrete(self, what: str):
@@ -264,6 +320,21 @@ def as_tensor_leaf(x, where: str) -> Tensor:
     )
 
 
+def check_callable(where: str, arg: str, value) -> None:
+    """The error for a function argument that is not callable, naming both.
+
+    >>> check_callable("grad", "fun", 3)
+    Traceback (most recent call last):
+      ...
+    TypeError: grad: fun must be a function (a callable), got int 3
+    """
+    if not callable(value):
+        shown = repr(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        got = f"{type(value).__name__} {shown}"
+        raise TypeError(f"{where}: {arg} must be a function (a callable), got {got}")
+
+
 def _new_tensor(value) -> Tensor:
     t = _tensor_new(Tensor)
     t._value = value
@@ -274,36 +345,50 @@ _tensor_new = object.__new__
 
 
 class Tracer(Tensor):
-    """A tensor that stands for a value inside a transform. ``_trace`` is its owner."""
+    """A tensor that stands for a value inside a transform. ``_trace`` is its owner.
+
+    >>> import fntorch as ft
+    >>> seen = []
+    >>> _ = ft.vmap(lambda x: seen.append(isinstance(x, ft.fx.Tracer)) or x)(ft.ones(2))
+    >>> seen
+    [True]
+    """
 
     __slots__ = ("_trace",)
 
     @property
     def aval(self) -> ShapedArray:  # pragma: no cover - each tracer defines it
+        """The abstract value this tracer stands for."""
         raise NotImplementedError
 
     @property
     def shape(self):
+        """The shape of the value this tracer stands for."""
         return self.aval.shape
 
     @property
     def dtype(self):
+        """The dtype of the value this tracer stands for."""
         return self.aval.dtype
 
     @property
     def ndim(self):
+        """The number of dims of the value this tracer stands for."""
         return len(self.aval.shape)
 
     @property
     def size(self):
+        """The number of elements of the value this tracer stands for."""
         return self.aval.size
 
     @property
     def weak_type(self):
+        """Whether the value this tracer stands for is weakly typed (a Python scalar's)."""
         return self.aval.weak_type
 
     @property
     def device(self):
+        """The device of the value, where its trace knows it (None while staging)."""
         return self._trace.device_of(self)
 
     @property
@@ -326,13 +411,19 @@ class Tracer(Tensor):
 
 
 class Trace:
-    """Interprets primitives. Subclasses: EvalTrace (eager), JVPTrace, BatchTrace, GraphTrace."""
+    """Interprets primitives. Subclasses: EvalTrace (eager), JVPTrace, BatchTrace, GraphTrace.
+
+    >>> import fntorch as ft
+    >>> isinstance(ft.fx.current_trace(), ft.fx.Trace)
+    True
+    """
 
     transform_name = "trace"
     parent: Trace | None = None
     dead = False
 
     def process_primitive(self, prim: Primitive, args, params):
+        """Applies ``prim`` to ``args`` (this trace's tracers or constants)."""
         raise NotImplementedError
 
     def process_custom(self, kind: str, call, args):
@@ -344,9 +435,11 @@ class Trace:
         return call.inline(*args)
 
     def device_of(self, tracer):
+        """The device of ``tracer``'s value, or None where this trace cannot know it."""
         return None
 
     def is_own(self, x) -> bool:
+        """Whether ``x`` is one of this trace's tracers."""
         return isinstance(x, Tracer) and x._trace is self
 
 
@@ -365,11 +458,17 @@ def check_tracer(t: Tracer, where: str):
 
 
 class EvalTrace(Trace):
-    """The bottom trace: runs each primitive's device impl on concrete buffers."""
+    """The bottom trace: runs each primitive's device impl on concrete buffers.
+
+    >>> import fntorch as ft
+    >>> type(ft.fx.current_trace()).__name__
+    'EvalTrace'
+    """
 
     transform_name = "eager evaluation"
 
     def process_primitive(self, prim, args, params):
+        """Checks shapes and dtypes with the abstract-eval rule, then runs the device impl."""
         vals = []
         device = None
         for a in args:
@@ -427,6 +526,14 @@ _current_trace: contextvars.ContextVar[Trace] = contextvars.ContextVar(
 
 
 def current_trace() -> Trace:
+    """The trace that ``bind`` hands primitives to now (innermost transform first).
+
+    >>> import fntorch as ft
+    >>> names = []
+    >>> _ = ft.grad(lambda x: names.append(current_trace().transform_name) or x * x)(1.0)
+    >>> names, current_trace().transform_name
+    (['vjp'], 'eager evaluation')
+    """
     return _current_trace.get()
 
 

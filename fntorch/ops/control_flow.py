@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import tree as tree_util
 from ..fx import dtypes as dt
-from ..fx.core import ShapedArray, Tensor, Tracer, as_tensor_leaf, get_aval
+from ..fx.core import ShapedArray, Tensor, Tracer, as_tensor_leaf, check_callable, get_aval
 from . import _prims_control as pc
 from . import lax
 
@@ -97,6 +97,8 @@ def cond(pred, true_fun, false_fun, *operands):
     >>> ft.cond(ft.asarray(2.0) > 1.0, lambda x: x * 10.0, lambda x: -x, ft.asarray(3.0)).item()
     30.0
     """
+    check_callable("cond", "true_fun", true_fun)
+    check_callable("cond", "false_fun", false_fun)
     p = _as_tensor(pred, "cond")
     if p.shape != ():
         raise TypeError(
@@ -117,9 +119,15 @@ def switch(index, branches, *operands):
     >>> [ft.switch(i, fs, ft.asarray(5.0)).item() for i in (0, 1, 2, 7)]
     [6.0, 10.0, -5.0, -5.0]
     """
+    if callable(branches) or not hasattr(branches, "__iter__"):
+        raise TypeError(
+            f"switch: branches must be a sequence of functions, got {type(branches).__name__}"
+        )
     branches = tuple(branches)
-    if not branches or not all(callable(b) for b in branches):
-        raise TypeError("switch: branches must be a non-empty sequence of functions")
+    if not branches:
+        raise ValueError("switch: branches must be a non-empty sequence of functions, got ()")
+    for k, b in enumerate(branches):
+        check_callable("switch", f"branches[{k}]", b)
     i = _as_tensor(index, "switch")
     if i.shape != () or not dt.is_integer(i.dtype):
         raise TypeError(f"switch: index must be an integer scalar, got {get_aval(i)}")
@@ -146,6 +154,8 @@ def while_loop(cond_fun, body_fun, init_val):
     >>> ft.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 2.0), (0, 1.0))[1].item()
     32.0
     """
+    check_callable("while_loop", "cond_fun", cond_fun)
+    check_callable("while_loop", "body_fun", body_fun)
     init, tree, weak = _flatten(init_val, "while_loop")
     in_tree = tree_util.structure((init_val,))
     for attempt in range(2):
@@ -200,6 +210,7 @@ def fori_loop(lower, upper, body_fun, init_val):
     >>> float(ft.grad(lambda x: ft.fori_loop(0, 3, lambda i, v: v * x, 1.0))(2.0))
     12.0
     """
+    check_callable("fori_loop", "body_fun", body_fun)
     if _static_int(lower) and _static_int(upper):
         lo, hi = int(lower), int(upper)
         d = dt.result_type(*[x.dtype if isinstance(x, Tensor) else x for x in (lower, upper)])
@@ -239,6 +250,7 @@ def scan(f, init, xs=None, length=None, reverse=False):
     >>> carry.item(), ys.tolist()
     (6.0, [0.0, 2.0, 9.0])
     """
+    check_callable("scan", "f", f)
     carry, c_tree, weak = _flatten(init, "scan")
     x_leaves, _, _ = _flatten(xs, "scan")
     lengths = set()

@@ -17,6 +17,7 @@ from ..fx.core import (
     Tensor,
     Tracer,
     as_tensor_leaf,
+    check_callable,
     check_tracer,
     current_trace,
     get_aval,
@@ -105,8 +106,12 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
     >>> float(y), float(t)
     (0.0, 2.0)
     """
-    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError("jvp: primals and tangents must be tuples (or lists) of arguments")
+    check_callable("jvp", "fun", fun)
+    for arg, value in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(
+                f"jvp: {arg} must be a tuple (or list) of arguments, got {type(value).__name__}"
+            )
     flat_p, in_tree = _flatten_args(tuple(primals), "jvp")
     flat_t, t_tree = tree_util.flatten(tuple(tangents))
     if t_tree != in_tree:
@@ -166,6 +171,7 @@ def linearize(fun: Callable, *primals):
     """
     from ..fx.graph import eval_graph
 
+    check_callable("linearize", "fun", fun)
     flat_p, in_tree = _flatten_args(primals, "linearize")
     box: dict = {}
     pouts, graph, diff = linearize_flat(_flat_fun(fun, in_tree, box, "linearize"), flat_p)
@@ -200,6 +206,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     >>> float(vjp_fn(ft.asarray(1.0))[0])
     6.0
     """
+    check_callable("vjp", "fun", fun)
     flat_p, in_tree = _flatten_args(primals, "vjp")
     box: dict = {}
     pouts, graph, diff = linearize_flat(_flat_fun(fun, in_tree, box, "vjp", has_aux), flat_p)
@@ -238,9 +245,14 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
 
 
 def _check_argnums(argnums, nargs, where):
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if isinstance(argnums, int):
+        nums = (argnums,)
+    elif isinstance(argnums, Sequence) and all(isinstance(a, int) for a in argnums):
+        nums = tuple(argnums)
+    else:
+        raise TypeError(f"{where}: argnums must be an int or a tuple of ints, got {argnums!r}")
     for a in nums:
-        if not isinstance(a, int) or not -nargs <= a < nargs:
+        if not -nargs <= a < nargs:
             raise ValueError(
                 f"{where}: argnums {argnums!r} out of range for a function called with {nargs} "
                 "positional arguments"
@@ -256,6 +268,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False):
     >>> float(v), g.tolist()
     (5.0, [2.0, 4.0])
     """
+    check_callable("value_and_grad", "fun", fun)
     name = getattr(fun, "__name__", "function")
 
     @functools.wraps(fun)
@@ -295,6 +308,7 @@ def grad(fun: Callable, argnums=0, has_aux: bool = False):
     >>> float(ft.grad(ft.sin)(0.0))
     1.0
     """
+    check_callable("grad", "fun", fun)
     vg = value_and_grad(fun, argnums, has_aux)
 
     @functools.wraps(fun)
@@ -344,6 +358,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
     >>> ft.jacfwd(lambda x: x * x)(ft.asarray([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
+    check_callable("jacfwd", "fun", fun)
     name = getattr(fun, "__name__", "function")
 
     @functools.wraps(fun)
@@ -385,6 +400,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
     >>> ft.jacrev(lambda x: x * x)(ft.asarray([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
+    check_callable("jacrev", "fun", fun)
     name = getattr(fun, "__name__", "function")
 
     @functools.wraps(fun)
@@ -479,6 +495,7 @@ def hessian(fun: Callable, argnums=0, has_aux: bool = False):
     >>> ft.hessian(lambda x: (x ** 3).sum())(ft.asarray([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
+    check_callable("hessian", "fun", fun)
     return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
 
 
@@ -548,6 +565,11 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None):
     >>> ft.vmap(lambda r: r.sum())(ft.ones((3, 4))).tolist()
     [4.0, 4.0, 4.0]
     """
+    check_callable("vmap", "fun", fun)
+    if axis_size is not None and (
+        isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer)) or axis_size < 0
+    ):
+        raise ValueError(f"vmap: axis_size must be a non-negative int or None, got {axis_size!r}")
     return _vmap(fun, in_axes, out_axes, axis_size)
 
 
@@ -677,6 +699,7 @@ def make_graph(fun: Callable, static_argnums=()):
         c:f32[3] = add b 1.0
       in (c) }
     """
+    check_callable("make_graph", "fun", fun)
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     def staged(*args, **kwargs):
