@@ -147,8 +147,9 @@ class default_device:
         _default_device.reset(self._token)
 
 
-def device_put(tree, dev=None):
-    """Every tensor (or array, or number) in ``tree`` as a tensor on ``dev``.
+def device_put(tree, device=None):
+    """Every tensor (or array, or number) in ``tree`` as a tensor on ``device`` (the
+    default device when None).
 
     >>> import fntorch as ft
     >>> ft.device_put({"w": ft.ones(2)}, "cpu")["w"].device
@@ -157,5 +158,8 @@ def device_put(tree, dev=None):
     from .. import tree as tree_util
     from ..ops.api import asarray
 
-    target = get_default_device() if dev is None else device(dev)
+    target = get_default_device() if device is None else _device(device)
     return tree_util.map(lambda leaf: asarray(leaf, device=target), tree)
+
+
+_device = device  # device_put's argument is named device, as in API.md and JAX

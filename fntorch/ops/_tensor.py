@@ -69,7 +69,7 @@ def _fn(name: str):
 
 def _doc_of(fname: str, method: str) -> str:
     f = getattr(_api, fname, None)
-    head = f"Method form of ``ft.{fname}(x, ...)``: ``x.{method}(...)``."
+    head = f"Method form of ``ft.{fname}(x, ...)``: ``x.{method}``."
     if f is not None and f.__doc__:
         return f"{head}\n\n{f.__doc__}"
     return head

@@ -785,6 +785,18 @@ def _is_device_spec(a) -> bool:
     return isinstance(a, str) and a.partition(":")[0] in ("cpu", "cuda")
 
 
+def to_device(self, device, /, *, stream=None):
+    """The Array API's ``x.to_device(device)``: ``x.to(device)``.
+
+    >>> import fntorch as ft
+    >>> ft.ones(2).to_device("cpu").device
+    device(type='cpu')
+    """
+    if stream is not None:
+        raise ValueError(f"Tensor.to_device: stream must be None, got {stream!r}")
+    return self.to(device)
+
+
 def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
     """PyTorch's ``to``: ``x.to(dtype)``, ``x.to(device)``, ``x.to(device, dtype)``,
     ``x.to(other)`` (its dtype and device), or keywords. Returns ``x`` itself when nothing
@@ -896,8 +908,8 @@ for _f in (add, sub, div, fmod, float_power, inner, clamp, clamp_min, clamp_max,
            reshape, view, view_as, reshape_as, permute, transpose, movedim, unsqueeze, squeeze,
            flatten, unflatten, expand, expand_as, broadcast_to, repeat, repeat_interleave, flip,
            roll, split, chunk, unbind, gather, index_select, take_along_dim, tril, triu, sort,
-           argsort, topk, where, masked_fill, nonzero, astype, to, cpu, cuda, type_as, clone,
-           detach, contiguous, dim, numel, element_size, is_floating_point, new_full,
+           argsort, topk, where, masked_fill, nonzero, astype, to, to_device, cpu, cuda, type_as,
+           clone, detach, contiguous, dim, numel, element_size, is_floating_point, new_full,
            new_tensor):  # fmt: skip
     _attach(_f.__name__, _f)
 _attach("round", round_)

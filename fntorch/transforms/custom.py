@@ -25,6 +25,7 @@ from ..fx.core import (
     Tensor,
     Tracer,
     abstract_eval_rules,
+    check_callable,
     current_trace,
     get_aval,
 )
@@ -214,12 +215,16 @@ class custom_jvp:
     """
 
     def __init__(self, fun, nondiff_argnums=()):
+        check_callable("custom_jvp", "fun", fun)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp_rule = None
 
     def defjvp(self, rule):
+        """Sets the rule ``rule(primals, tangents) -> (out, tangent_out)`` (with the
+        ``nondiff_argnums`` arguments first); returns it, so it works as a decorator."""
+        check_callable("custom_jvp.defjvp", "rule", rule)
         self.jvp_rule = rule
         return rule
 
@@ -410,12 +415,17 @@ class custom_vjp:
     """
 
     def __init__(self, fun, nondiff_argnums=()):
+        check_callable("custom_vjp", "fun", fun)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
 
     def defvjp(self, fwd, bwd):
+        """Sets ``fwd(*args) -> (out, residuals)`` and ``bwd(residuals, cotangent) ->
+        one cotangent per argument`` (``nondiff_argnums`` arguments first in both)."""
+        check_callable("custom_vjp.defvjp", "fwd", fwd)
+        check_callable("custom_vjp.defvjp", "bwd", bwd)
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args, **kwargs):
@@ -511,6 +521,7 @@ def checkpoint(fun, *, static_argnums=()):
     0.36
     """
 
+    check_callable("checkpoint", "fun", fun)
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @functools.wraps(fun)
