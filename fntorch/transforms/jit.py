@@ -33,6 +33,7 @@ import inspect
 import logging
 import os
 import sys
+import threading
 import time
 import types
 from collections.abc import Callable
@@ -256,6 +257,7 @@ class JitFunction:
         self._static_names = frozenset(names)
         self._donate = tuple(donate)
         self._cache: dict = {}
+        self._compile_lock = threading.RLock()
         self._last_key = None
         self.stats = {"traces": 0, "hits": 0, "misses": 0}
 
@@ -401,7 +403,14 @@ class JitFunction:
             entry = self._cache[key]
             self.stats["hits"] += 1
         except KeyError:
-            entry = self._compile(key, args, kwargs, split)
+            with self._compile_lock:  # threads calling at once trace and compile once
+                entry = self._cache.get(key)
+                fresh = entry is None
+                if fresh:
+                    entry = self._compile(key, args, kwargs, split)
+            if not fresh:
+                self.stats["hits"] += 1
+                return self._run(entry, bufs, leaves)
             t0 = time.perf_counter()
             out = self._run(entry, bufs, leaves)
             entry.first_run_s = time.perf_counter() - t0

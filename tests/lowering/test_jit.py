@@ -195,6 +195,24 @@ def test_threads_get_their_own_buffers():
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+def test_threads_calling_at_once_trace_once():
+    # Without the lock each thread's first call traced and compiled the same signature.
+    f = jit(lambda x: ft.tanh(x) * 3.0 + 1.0)
+    x = ft.ones((8,))
+    barrier = threading.Barrier(6)
+    got = []
+
+    def work():
+        barrier.wait()
+        got.append(float(f(x).sum()))
+
+    ts = [threading.Thread(target=work) for _ in range(6)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    assert f.stats["traces"] == 1 and f.stats["misses"] == 1 and f.stats["hits"] == 5
+    np.testing.assert_allclose(got, [8 * (np.tanh(1.0) * 3 + 1)] * 6, rtol=1e-6)
+
+
 def test_threads_never_share_a_recycled_result():
     f = jit(lambda x: x * 0.5 + 1.0)  # 256 KiB results: recycled
     held = {}
