@@ -37,13 +37,36 @@ class Device:
 
     @property
     def type(self) -> str:
+        """The kind of device, ``"cpu"`` or ``"cuda"`` (PyTorch's ``device.type``).
+
+        >>> import fntorch as ft
+        >>> ft.device("cpu").type
+        'cpu'
+        """
         return self.platform
 
     def put(self, host_array: np.ndarray):
-        """A new buffer on this device holding a copy of ``host_array``."""
+        """A new buffer on this device holding a copy of ``host_array``.
+
+        >>> import fntorch as ft
+        >>> import numpy as np
+        >>> a = np.arange(3)
+        >>> b = ft.device("cpu").put(a)
+        >>> b.tolist(), b is a
+        ([0, 1, 2], False)
+        """
         return self._to_buffer(host_array)
 
     def to_host(self, buffer) -> np.ndarray:
+        """``buffer`` (one of this device's buffers, as ``put`` makes) as a host numpy
+        array; on the CPU, the buffer itself.
+
+        >>> import fntorch as ft
+        >>> import numpy as np
+        >>> cpu = ft.device("cpu")
+        >>> cpu.to_host(cpu.put(np.arange(3))).tolist()
+        [0, 1, 2]
+        """
         return self._to_host(buffer)
 
     def __repr__(self):
@@ -124,6 +147,14 @@ def device(spec) -> Device:
 
 
 def get_default_device() -> Device:
+    """The device that tensors made from nothing go to (``ft.default_device`` sets it).
+
+    >>> import fntorch as ft
+    >>> from fntorch.devices import get_default_device
+    >>> with ft.default_device("cpu"):
+    ...     get_default_device()
+    device(type='cpu')
+    """
     return _default_device.get()
 
 

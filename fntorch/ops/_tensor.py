@@ -176,13 +176,24 @@ _COMPARISONS = {
     "ge": ("greater_equal", ">="), "eq": ("equal", "=="), "ne": ("not_equal", "!="),
 }  # fmt: skip
 _UNARY_OPS = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "bitwise_invert"}
+_SYMBOLS = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+    "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^", "lshift": "<<",
+    "rshift": ">>",
+}  # fmt: skip
+
+
+def _binary_doc(name: str, fname: str, reflected: bool) -> str:
+    x, y = ("y", "x") if reflected else ("x", "y")
+    return f"``{x} {_SYMBOLS[name]} {y}``: ``ft.{fname}({x}, {y})``."
+
 
 for _name, (_ufunc, _f) in _FAST_OPS.items():
-    _attach(f"__{_name}__", _fast_binary(_ufunc, _f, False), f"``x {_name} y``: ``ft.{_f}``.")
-    _attach(f"__r{_name}__", _fast_binary(_ufunc, _f, True), f"``y {_name} x``: ``ft.{_f}``.")
+    _attach(f"__{_name}__", _fast_binary(_ufunc, _f, False), _binary_doc(_name, _f, False))
+    _attach(f"__r{_name}__", _fast_binary(_ufunc, _f, True), _binary_doc(_name, _f, True))
 for _name, _f in _OPS.items():
-    _attach(f"__{_name}__", _binary(_f, False), f"``x {_name} y``: ``ft.{_f}``.")
-    _attach(f"__r{_name}__", _binary(_f, True), f"``y {_name} x``: ``ft.{_f}``.")
+    _attach(f"__{_name}__", _binary(_f, False), _binary_doc(_name, _f, False))
+    _attach(f"__r{_name}__", _binary(_f, True), _binary_doc(_name, _f, True))
 for _name, (_f, _symbol) in _COMPARISONS.items():
     _attach(f"__{_name}__", _comparison(_f, _symbol), f"``x {_symbol} y``: ``ft.{_f}``.")
 for _name, _f in _UNARY_OPS.items():
@@ -355,7 +366,13 @@ def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None
     """DLPack export (numpy's) of a copy, so the tensor's buffer is never handed out
     writable: consumers such as ``torch.from_dlpack`` ignore DLPack's read-only flag.
     ``copy=False`` exports the buffer itself, flagged read-only (BufferError where the
-    consumer's DLPack version cannot say so)."""
+    consumer's DLPack version cannot say so).
+
+    >>> import fntorch as ft
+    >>> import numpy as np
+    >>> np.from_dlpack(ft.asarray([1.0, 2.0])).tolist()
+    [1.0, 2.0]
+    """
     buf = self._concrete("__dlpack__")
     if not isinstance(buf, (np.ndarray, np.generic)):
         return buf.__dlpack__(stream=stream)
@@ -367,7 +384,12 @@ def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None
 
 
 def __dlpack_device__(self):
-    """The DLPack ``(device_type, device_id)`` of the buffer."""
+    """The DLPack ``(device_type, device_id)`` of the buffer (``1``: DLPack's CPU).
+
+    >>> import fntorch as ft
+    >>> ft.ones(2).__dlpack_device__()
+    (1, 0)
+    """
     buf = self._concrete("__dlpack_device__")
     if isinstance(buf, np.generic):
         buf = np.asarray(buf)
@@ -375,14 +397,24 @@ def __dlpack_device__(self):
 
 
 def __array_namespace__(self, *, api_version=None):
-    """The Array API namespace of this tensor: the ``fntorch`` module."""
+    """The Array API namespace of this tensor: the ``fntorch`` module.
+
+    >>> import fntorch as ft
+    >>> ft.ones(2).__array_namespace__() is ft
+    True
+    """
     if api_version not in (None, "2021.12", "2022.12", "2023.12"):
         raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}")
     return importlib.import_module("fntorch")
 
 
 def _T(self):
-    """The transpose of a tensor of rank <= 2 (use ``.mT`` or ``.permute`` for more dims)."""
+    """The transpose of a tensor of rank <= 2 (use ``.mT`` or ``.permute`` for more dims).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([[1, 2], [3, 4]]).T.tolist()
+    [[1, 3], [2, 4]]
+    """
     if self.ndim > 2:
         raise ValueError(
             f".T needs a tensor of rank <= 2, got shape {tuple(self.shape)}; use x.mT for a "
@@ -392,10 +424,25 @@ def _T(self):
 
 
 def _mT(self):
-    """The transpose of the last two axes (a batch of matrices)."""
+    """The transpose of the last two axes (a batch of matrices).
+
+    >>> import fntorch as ft
+    >>> ft.zeros((5, 2, 3)).mT.shape
+    (5, 3, 2)
+    """
     if self.ndim < 2:
         raise ValueError(f".mT needs a tensor of rank >= 2, got shape {tuple(self.shape)}")
     return _fn("matrix_transpose")(self)
+
+
+def _t(self):
+    """PyTorch's ``x.t()``: ``x.T`` for rank <= 2.
+
+    >>> import fntorch as ft
+    >>> ft.zeros((2, 3)).t().shape
+    (3, 2)
+    """
+    return _T(self)
 
 
 for _fn_ in (numpy, __array__, item, tolist, __float__, __int__, __bool__, __index__,
@@ -405,6 +452,6 @@ for _fn_ in (numpy, __array__, item, tolist, __float__, __int__, __bool__, __ind
 Tensor.__repr__ = __repr__  # Tracer keeps its own
 _attach("T", property(_T))
 _attach("mT", property(_mT))
-_attach("t", lambda self: _T(self), "PyTorch's ``x.t()``: ``x.T`` for rank <= 2.")
+_attach("t", _t)
 
 from . import _tensor_methods  # noqa: E402,F401  (the method table)

@@ -198,10 +198,18 @@ def _ranked_product(name: str, ranks: tuple):
     return method
 
 
+# An example per fixed-rank product: (shape of x, shape of y, shape of x.<m>(y)).
+_PRODUCT_SHAPES = {
+    "mm": ((2, 3), (3, 4), (2, 4)), "bmm": ((5, 2, 3), (5, 3, 4), (5, 2, 4)),
+    "mv": ((2, 3), (3,), (2,)), "dot": ((3,), (3,), ()),
+}  # fmt: skip
 for _m, _r in _RANKED_PRODUCTS.items():
+    _xs, _ys, _out = _PRODUCT_SHAPES[_m]
     _attach(
         _m, _ranked_product(_m, _r),
-        f"``x.{_m}(y)``: ``ft.matmul`` of tensors of ranks {_r}, as PyTorch's.",
+        f"``x.{_m}(y)``: ``ft.matmul`` of tensors of ranks {_r}, as PyTorch's (other ranks "
+        f"raise ValueError).\n\n>>> import fntorch as ft\n"
+        f">>> ft.ones({_xs}).{_m}(ft.ones({_ys})).shape\n{_out}",
     )  # fmt: skip
 for _m, _f in _REDUCTIONS.items():
     _attach(
@@ -209,26 +217,59 @@ for _m, _f in _REDUCTIONS.items():
         f"``x.{_m}(dim=None, keepdim=False)`` (also ``axis=``/``keepdims=``): ``ft.{_f}``.\n\n"
         f">>> import fntorch as ft\n>>> ft.ones((2, 3)).{_m}(dim=1).shape\n(2,)",
     )  # fmt: skip
+# An example per method along one axis: (x, what is shown of x.<m>(dim=1), its value).
+_ALONG_EXAMPLES = {
+    "softmax": ("ft.zeros((2, 2))", "", [[0.5, 0.5], [0.5, 0.5]]),
+    "log_softmax": ("ft.zeros((2, 2))", ".exp()", [[0.5, 0.5], [0.5, 0.5]]),
+    "cumsum": ("ft.asarray([[1, 2, 3], [4, 5, 6]])", "", [[1, 3, 6], [4, 9, 15]]),
+    "cumprod": ("ft.asarray([[1, 2, 3], [4, 5, 6]])", "", [[1, 2, 6], [4, 20, 120]]),
+}
 for _m, (_f, _d) in _ALONG.items():
+    _x, _then, _out = _ALONG_EXAMPLES[_m]
+    _none = "along the last dim" if _d == -1 else "of the flattened ``x``"
     _attach(
         _m,
         _along_method(_f, _m, _d),
-        f"``x.{_m}(dim)`` (also ``axis=``; ``dtype=`` casts first): ``ft.{_f}``.",
+        f"``x.{_m}(dim)`` (also ``axis=``; ``dtype=`` casts first): ``ft.{_f}``, {_none} "
+        f"when ``dim`` is None.\n\n"
+        f">>> import fntorch as ft\n>>> {_x}.{_m}(dim=1){_then}.tolist()\n{_out}",
     )
+
+
+def _cast_doc(name: str, dtype) -> str:
+    values = ("[False, True, True]" if dtype == dt.bool_ else
+              "[0.0, 1.5, 2.0]" if dt.is_float(dtype) else "[0, 1, 2]")  # fmt: skip
+    return (
+        f"``x`` as {dtype} (``x.astype(ft.{dtype})``; ``x`` itself if it has that dtype).\n\n"
+        f">>> import fntorch as ft\n>>> y = ft.asarray([0.0, 1.5, 2.0]).{name}()\n"
+        f">>> y.dtype, y.tolist()\n({dtype!r}, {values})"
+    )
+
+
 for _m, _d in _CASTS.items():
-    _attach(_m, _cast_method(_d), f"``x`` as {_d} (``x.astype(ft.{_d})``).")
+    _attach(_m, _cast_method(_d), _cast_doc(_m, _d))
 
 
 # ---------------------------------------------------------------- arithmetic with options
 
 
 def add(self, other, *, alpha=1):
-    """``self + alpha * other`` (PyTorch's ``add``)."""
+    """``self + alpha * other`` (PyTorch's ``add``).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([1, 2]).add(ft.asarray([10, 20]), alpha=2).tolist()
+    [21, 42]
+    """
     return _api.add(self, other if alpha == 1 else _api.multiply(other, alpha))
 
 
 def sub(self, other, *, alpha=1):
-    """``self - alpha * other`` (PyTorch's ``sub``)."""
+    """``self - alpha * other`` (PyTorch's ``sub``; ``subtract`` is the same method).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([10, 20]).sub(ft.asarray([1, 2]), alpha=2).tolist()
+    [8, 16]
+    """
     return _api.subtract(self, other if alpha == 1 else _api.multiply(other, alpha))
 
 
@@ -256,7 +297,13 @@ def div(self, other, *, rounding_mode=None):
 
 
 def fmod(self, other):
-    """The C-style remainder (the sign of ``self``), as PyTorch's ``fmod``."""
+    """The C-style remainder (the sign of ``self``), as PyTorch's ``fmod``; ``remainder``
+    takes the sign of ``other``.
+
+    >>> import fntorch as ft
+    >>> ft.asarray([-7, 7]).fmod(3).tolist()
+    [-1, 1]
+    """
     from . import lax
     from ._api_common import promote
 
@@ -325,17 +372,34 @@ def clamp(self, min=None, max=None):  # noqa: A002 - PyTorch's names
 
 
 def clamp_min(self, min):  # noqa: A002
-    """``self`` clipped below at ``min`` (``clamp(min, None)``)."""
+    """``self`` clipped below at ``min`` (``clamp(min, None)``).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([-1.0, 0.5, 2.0]).clamp_min(0).tolist()
+    [0.0, 0.5, 2.0]
+    """
     return clamp(self, min, None)
 
 
 def clamp_max(self, max):  # noqa: A002
-    """``self`` clipped above at ``max`` (``clamp(None, max)``)."""
+    """``self`` clipped above at ``max`` (``clamp(None, max)``).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([-1.0, 0.5, 2.0]).clamp_max(1).tolist()
+    [-1.0, 0.5, 1.0]
+    """
     return clamp(self, None, max)
 
 
 def round_(self, decimals=0):
-    """Rounds half to even; ``decimals`` digits after the point (PyTorch's ``round``)."""
+    """Rounds half to even; ``decimals`` digits after the point (PyTorch's ``round``).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([0.5, 1.5, 2.5]).round().tolist()
+    [0.0, 2.0, 2.0]
+    >>> ft.asarray([1.2345, 2.5], dtype=ft.float64).round(decimals=2).tolist()
+    [1.23, 2.5]
+    """
     if decimals == 0:
         return _api.round(self)
     s = 10.0**decimals
@@ -343,7 +407,13 @@ def round_(self, decimals=0):
 
 
 def gelu(self, approximate="none"):
-    """GELU; ``approximate`` is PyTorch's ``"none"``/``"tanh"`` (or a bool)."""
+    """GELU; ``approximate`` is PyTorch's ``"none"``/``"tanh"`` (or a bool).
+
+    >>> import fntorch as ft
+    >>> x = ft.asarray(1.0)
+    >>> round(x.gelu().item(), 4), round(x.gelu(approximate="tanh").item(), 4)
+    (0.8413, 0.8412)
+    """
     if isinstance(approximate, str):
         if approximate not in ("none", "tanh"):
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
@@ -442,7 +512,12 @@ def reshape(self, *args, shape=None):
 
 
 def view(self, *args, size=None):
-    """PyTorch's ``view``: the same as ``reshape`` (values are immutable: no aliasing)."""
+    """PyTorch's ``view``: the same as ``reshape`` (values are immutable: no aliasing).
+
+    >>> import fntorch as ft
+    >>> ft.arange(6).view(3, 2).tolist()
+    [[0, 1], [2, 3], [4, 5]]
+    """
     shape = _keyword_or_args(args, size, "Tensor.view", "size")
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
         raise TypeError(
@@ -452,17 +527,32 @@ def view(self, *args, size=None):
 
 
 def view_as(self, other):
-    """``x.reshape(other.shape)``."""
+    """``x.reshape(other.shape)``.
+
+    >>> import fntorch as ft
+    >>> ft.arange(6).view_as(ft.zeros((2, 3))).tolist()
+    [[0, 1, 2], [3, 4, 5]]
+    """
     return _api.reshape(self, tuple(other.shape))
 
 
 def reshape_as(self, other):
-    """``x.reshape(other.shape)``."""
+    """``x.reshape(other.shape)``.
+
+    >>> import fntorch as ft
+    >>> ft.arange(6).reshape_as(ft.zeros((3, 2))).tolist()
+    [[0, 1], [2, 3], [4, 5]]
+    """
     return _api.reshape(self, tuple(other.shape))
 
 
 def permute(self, *args, dims=None):
-    """The dims reordered: ``x.permute(2, 0, 1)`` (output dim i is input dim ``dims[i]``)."""
+    """The dims reordered: ``x.permute(2, 0, 1)`` (output dim i is input dim ``dims[i]``).
+
+    >>> import fntorch as ft
+    >>> ft.zeros((2, 3, 4)).permute(2, 0, 1).shape
+    (4, 2, 3)
+    """
     dims = _keyword_or_args(args, dims, "Tensor.permute", "dims")
     return _api.permute_dims(self, _shape_args(dims, "Tensor.permute"))
 
@@ -484,18 +574,35 @@ def transpose(self, dim0, dim1):
 
 
 def movedim(self, source, destination):
-    """Dims ``source`` moved to ``destination`` (``ft.moveaxis``)."""
+    """Dims ``source`` moved to ``destination`` (``ft.moveaxis``; ``moveaxis`` is the same
+    method).
+
+    >>> import fntorch as ft
+    >>> ft.zeros((2, 3, 4)).movedim(0, -1).shape
+    (3, 4, 2)
+    """
     return _api.moveaxis(self, source, destination)
 
 
 def unsqueeze(self, dim):
-    """``x`` with a size-1 dim inserted at ``dim`` (``-1``: last)."""
+    """``x`` with a size-1 dim inserted at ``dim`` (``-1``: last).
+
+    >>> import fntorch as ft
+    >>> ft.zeros((2, 3)).unsqueeze(0).shape, ft.zeros((2, 3)).unsqueeze(-1).shape
+    ((1, 2, 3), (2, 3, 1))
+    """
     return _api.expand_dims(self, axis=dim)
 
 
 def squeeze(self, dim=None, *, axis=None):
     """``x`` without size-1 dims: all of them, or those of ``dim`` (an int or tuple) that
-    have size 1 (others are left alone, as in PyTorch)."""
+    have size 1 (others are left alone, as in PyTorch).
+
+    >>> import fntorch as ft
+    >>> x = ft.zeros((1, 2, 1))
+    >>> x.squeeze().shape, x.squeeze(0).shape, x.squeeze(1).shape
+    ((2,), (2, 1), (1, 2, 1))
+    """
     d = _axis(dim, axis, "Tensor.squeeze")
     shape = self.shape
     if d is None:
@@ -529,7 +636,12 @@ def flatten(self, start_dim=0, end_dim=-1):
 
 
 def unflatten(self, dim, sizes):
-    """Dim ``dim`` split into ``sizes`` (one may be -1)."""
+    """Dim ``dim`` split into ``sizes`` (one may be -1).
+
+    >>> import fntorch as ft
+    >>> ft.zeros((2, 12)).unflatten(1, (3, -1)).shape
+    (2, 3, 4)
+    """
     shape = tuple(self.shape)
     d = _norm("Tensor.unflatten", dim, len(shape))
     return _api.reshape(self, shape[:d] + tuple(sizes) + shape[d + 1 :])
@@ -558,12 +670,22 @@ def expand(self, *args, size=None):
 
 
 def expand_as(self, other):
-    """``x`` broadcast to ``other.shape``."""
+    """``x`` broadcast to ``other.shape``.
+
+    >>> import fntorch as ft
+    >>> ft.asarray([[1], [2]]).expand_as(ft.zeros((2, 3))).tolist()
+    [[1, 1, 1], [2, 2, 2]]
+    """
     return _api.broadcast_to(self, tuple(other.shape))
 
 
 def broadcast_to(self, *shape):
-    """``x`` broadcast to ``shape``."""
+    """``x`` broadcast to ``shape`` (several ints or one tuple).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([1, 2]).broadcast_to(2, 2).tolist()
+    [[1, 2], [1, 2]]
+    """
     return _api.broadcast_to(self, _shape_args(shape, "Tensor.broadcast_to"))
 
 
@@ -585,13 +707,24 @@ def repeat(self, *args, repeats=None):
 
 
 def repeat_interleave(self, repeats, dim=None):
-    """Each element repeated ``repeats`` times along ``dim`` (flattened when None)."""
+    """Each element repeated ``repeats`` times along ``dim`` (flattened when None).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([1, 2]).repeat_interleave(2).tolist()
+    [1, 1, 2, 2]
+    """
     return _api.repeat(self, repeats, axis=dim)
 
 
 def flip(self, *args, dims=None):
     """``x`` reversed along ``dims`` (an int, several ints or a tuple; ``()`` reverses
-    none); ``x.flip()`` reverses every dim, as ``ft.flip``."""
+    none); ``x.flip()`` reverses every dim, as ``ft.flip``.
+
+    >>> import fntorch as ft
+    >>> x = ft.asarray([[1, 2], [3, 4]])
+    >>> x.flip(1).tolist(), x.flip().tolist()
+    ([[2, 1], [4, 3]], [[4, 3], [2, 1]])
+    """
     dims = _keyword_or_args(args, dims, "Tensor.flip", "dims")
     if not dims:
         return _api.flip(self)
@@ -601,13 +734,25 @@ def flip(self, *args, dims=None):
 
 
 def roll(self, shifts, dims=None):
-    """``x`` rolled by ``shifts`` along ``dims`` (flattened when None)."""
+    """``x`` rolled by ``shifts`` along ``dims`` (flattened when None).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([1, 2, 3, 4]).roll(1).tolist()
+    [4, 1, 2, 3]
+    """
     return _api.roll(self, shifts, axis=dims)
 
 
 def split(self, split_size_or_sections, dim=0):
     """Pieces along ``dim``: of size ``split_size`` (the last may be smaller), or of the
-    listed sizes (PyTorch's ``split``)."""
+    listed sizes (PyTorch's ``split``).
+
+    >>> import fntorch as ft
+    >>> [p.tolist() for p in ft.arange(5).split(2)]
+    [[0, 1], [2, 3], [4]]
+    >>> [p.tolist() for p in ft.arange(5).split([1, 4])]
+    [[0], [1, 2, 3, 4]]
+    """
     n = self.shape[_norm("Tensor.split", dim, self.ndim)]
     d = _norm("Tensor.split", dim, self.ndim)
     if isinstance(split_size_or_sections, (int, np.integer)):
@@ -627,7 +772,12 @@ def split(self, split_size_or_sections, dim=0):
 
 
 def chunk(self, chunks, dim=0):
-    """``chunks`` pieces along ``dim`` (each of size ``ceil(n / chunks)``, the last smaller)."""
+    """``chunks`` pieces along ``dim`` (each of size ``ceil(n / chunks)``, the last smaller).
+
+    >>> import fntorch as ft
+    >>> [p.tolist() for p in ft.arange(5).chunk(2)]
+    [[0, 1, 2], [3, 4]]
+    """
     if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
         raise ValueError(f"Tensor.chunk: chunks must be a positive int, got {chunks!r}")
     n = self.shape[_norm("Tensor.chunk", dim, self.ndim)]
@@ -637,7 +787,12 @@ def chunk(self, chunks, dim=0):
 
 
 def unbind(self, dim=0):
-    """The slices along ``dim``, as a tuple (``ft.unstack``)."""
+    """The slices along ``dim``, as a tuple (``ft.unstack``).
+
+    >>> import fntorch as ft
+    >>> [c.tolist() for c in ft.asarray([[1, 2], [3, 4]]).unbind(1)]
+    [[1, 3], [2, 4]]
+    """
     return _api.unstack(self, axis=dim)
 
 
@@ -682,19 +837,35 @@ def index_select(self, dim, index):
 
 
 def take_along_dim(self, indices, dim=None):
-    """``ft.take_along_axis`` (flattened when ``dim`` is None)."""
+    """``ft.take_along_axis`` (flattened when ``dim`` is None).
+
+    >>> import fntorch as ft
+    >>> x = ft.asarray([[10, 30, 20], [60, 40, 50]])
+    >>> x.take_along_dim(x.argsort(dim=1), dim=1).tolist()
+    [[10, 20, 30], [40, 50, 60]]
+    """
     if dim is None:
         return _api.take_along_axis(_api.reshape(self, (-1,)), _api.reshape(indices, (-1,)), axis=0)
     return _api.take_along_axis(self, indices, axis=dim)
 
 
 def tril(self, diagonal=0):
-    """The lower triangle (``ft.tril``)."""
+    """The lower triangle (``ft.tril``); ``diagonal`` shifts it (positive: above the main one).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([[1, 2, 3], [4, 5, 6], [7, 8, 9]]).tril().tolist()
+    [[1, 0, 0], [4, 5, 0], [7, 8, 9]]
+    """
     return _api.tril(self, k=diagonal)
 
 
 def triu(self, diagonal=0):
-    """The upper triangle (``ft.triu``)."""
+    """The upper triangle (``ft.triu``); ``diagonal`` shifts it (positive: above the main one).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([[1, 2, 3], [4, 5, 6], [7, 8, 9]]).triu(1).tolist()
+    [[0, 2, 3], [0, 0, 6], [0, 0, 0]]
+    """
     return _api.triu(self, k=diagonal)
 
 
@@ -714,7 +885,13 @@ def sort(self, dim=-1, descending=False, stable=False, *, axis=None):
 
 
 def argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
-    """The indices that sort ``x`` along ``dim`` (stable)."""
+    """The indices that sort ``x`` along ``dim`` (stable).
+
+    >>> import fntorch as ft
+    >>> x = ft.asarray([3, 1, 2])
+    >>> x.argsort().tolist(), x.argsort(descending=True).tolist()
+    ([1, 2, 0], [0, 2, 1])
+    """
     ax = _axis(None if axis is not None else dim, axis, "Tensor.argsort")
     return _api.argsort(self, axis=ax, descending=descending, stable=True)
 
@@ -736,7 +913,13 @@ def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's 
 
 
 def where(self, condition, other):
-    """PyTorch's ``x.where(condition, y)``: ``ft.where(condition, x, y)``."""
+    """PyTorch's ``x.where(condition, y)``: ``ft.where(condition, x, y)``.
+
+    >>> import fntorch as ft
+    >>> x = ft.asarray([1, -2, 3])
+    >>> x.where(x > 0, 0).tolist()
+    [1, 0, 3]
+    """
     return _api.where(condition, self, other)
 
 
@@ -762,7 +945,15 @@ def masked_fill(self, mask, value):
 
 def nonzero(self, *, as_tuple=False):
     """PyTorch's ``nonzero``: an ``(n, ndim)`` int64 tensor of indices (or the Array API's
-    tuple with ``as_tuple=True``). Needs a concrete value."""
+    tuple with ``as_tuple=True``). Needs a concrete value.
+
+    >>> import fntorch as ft
+    >>> x = ft.asarray([[0, 1], [1, 1]])
+    >>> x.nonzero().tolist()
+    [[0, 1], [1, 0], [1, 1]]
+    >>> [i.tolist() for i in x.nonzero(as_tuple=True)]
+    [[0, 1, 1], [1, 0, 1]]
+    """
     idx = _api.nonzero(self)
     if as_tuple:
         return idx
@@ -773,7 +964,12 @@ def nonzero(self, *, as_tuple=False):
 
 
 def astype(self, dtype, *, copy=True):
-    """``x`` converted to ``dtype`` (``ft.astype``)."""
+    """``x`` converted to ``dtype`` (``ft.astype``; floats truncate toward zero).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([1.7, -1.7]).astype(ft.int32).tolist()
+    [1, -1]
+    """
     return _api.astype(self, dtype, copy=copy)
 
 
@@ -830,56 +1026,110 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
 
 
 def cpu(self):
-    """``x.to("cpu")``."""
+    """``x.to("cpu")``.
+
+    >>> import fntorch as ft
+    >>> ft.ones(2).cpu().device
+    device(type='cpu')
+    """
     return to(self, "cpu")
 
 
 def cuda(self, device=None):
-    """``x.to("cuda")`` (or ``"cuda:<device>"``)."""
+    """``x.to("cuda")`` (or ``"cuda:<device>"``). Needs a CUDA device: where there is none,
+    it raises RuntimeError, so this example is not run here (``x.cpu()`` is the way back).
+
+    >>> import fntorch as ft
+    >>> ft.ones(2).cuda().device  # doctest: +SKIP
+    device(type='cuda', index=0)
+    """
     return to(self, "cuda" if device is None else f"cuda:{device}")
 
 
 def type_as(self, other):
-    """``x`` converted to ``other``'s dtype."""
+    """``x`` converted to ``other``'s dtype.
+
+    >>> import fntorch as ft
+    >>> ft.asarray([1, 2]).type_as(ft.zeros(1)).dtype
+    dtype('float32')
+    """
     return self if self.dtype == other.dtype else _api.astype(self, other.dtype)
 
 
 def clone(self):
-    """A copy (a new buffer; values are immutable, so this is rarely needed)."""
+    """A copy (a new buffer; values are immutable, so this is rarely needed).
+
+    >>> import fntorch as ft
+    >>> x = ft.asarray([1, 2])
+    >>> y = x.clone()
+    >>> y.tolist(), y is x
+    ([1, 2], False)
+    """
     from . import lax
 
     return lax.copy(self)
 
 
 def detach(self):
-    """``x`` with its gradient stopped (``ft.stop_gradient``)."""
+    """``x`` with its gradient stopped (``ft.stop_gradient``).
+
+    >>> import fntorch as ft
+    >>> ft.grad(lambda x: (x * x.detach()).sum())(ft.asarray([3.0])).tolist()
+    [3.0]
+    """
     from . import lax
 
     return lax.stop_gradient(self)
 
 
 def contiguous(self):
-    """``x`` itself: fntorch tensors have no user-visible layout."""
+    """``x`` itself: fntorch tensors have no user-visible layout.
+
+    >>> import fntorch as ft
+    >>> x = ft.ones(2)
+    >>> x.contiguous() is x
+    True
+    """
     return self
 
 
 def dim(self):
-    """The number of dims (``x.ndim``)."""
+    """The number of dims (``x.ndim``).
+
+    >>> import fntorch as ft
+    >>> ft.zeros((2, 3)).dim()
+    2
+    """
     return self.ndim
 
 
 def numel(self):
-    """The number of elements (``x.size``; PyTorch's ``x.size()`` is ``x.shape`` here)."""
+    """The number of elements (``x.size``; PyTorch's ``x.size()`` is ``x.shape`` here).
+
+    >>> import fntorch as ft
+    >>> ft.zeros((2, 3)).numel()
+    6
+    """
     return self.size
 
 
 def element_size(self):
-    """The size of one element in bytes."""
+    """The size of one element in bytes.
+
+    >>> import fntorch as ft
+    >>> ft.zeros(2, dtype=ft.float16).element_size()
+    2
+    """
     return self.dtype.itemsize
 
 
 def is_floating_point(self):
-    """Whether the dtype is a float dtype."""
+    """Whether the dtype is a float dtype.
+
+    >>> import fntorch as ft
+    >>> ft.ones(2).is_floating_point(), ft.asarray([1]).is_floating_point()
+    (True, False)
+    """
     return dt.is_float(self.dtype)
 
 
@@ -888,19 +1138,35 @@ def _new(fname):
         shape = _shape_args((size, *rest), f"Tensor.new_{fname}")
         return getattr(_api, fname)(shape, dtype=dtype or self.dtype, device=device or self.device)
 
-    method.__doc__ = f"``ft.{fname}(size)`` with ``x``'s dtype and device (unless given)."
+    method.__doc__ = (
+        f"``ft.{fname}(size)`` with ``x``'s dtype and device (unless given).\n\n"
+        f">>> import fntorch as ft\n>>> y = ft.ones(2, dtype=ft.int32).new_{fname}((2, 3))\n"
+        f">>> y.shape, y.dtype\n((2, 3), dtype('int32'))"
+    )
     return method
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None):
-    """``ft.full(size, fill_value)`` with ``x``'s dtype and device (unless given)."""
+    """``ft.full(size, fill_value)`` with ``x``'s dtype and device (unless given).
+
+    >>> import fntorch as ft
+    >>> y = ft.zeros(2, dtype=ft.int32).new_full((2, 2), 7)
+    >>> y.dtype, y.tolist()
+    (dtype('int32'), [[7, 7], [7, 7]])
+    """
     return _api.full(
         tuple(size), fill_value, dtype=dtype or self.dtype, device=device or self.device
     )
 
 
 def new_tensor(self, data, *, dtype=None, device=None):
-    """``ft.asarray(data)`` with ``x``'s dtype and device (unless given)."""
+    """``ft.asarray(data)`` with ``x``'s dtype and device (unless given).
+
+    >>> import fntorch as ft
+    >>> y = ft.zeros(2, dtype=ft.float16).new_tensor([1, 2])
+    >>> y.dtype, y.tolist()
+    (dtype('float16'), [1.0, 2.0])
+    """
     return _api.asarray(data, dtype=dtype or self.dtype, device=device or self.device)
 
 
