@@ -21,17 +21,7 @@ import fntorch as ft
 
 # Public members whose examples are missing in files this audit did not own; each is
 # reported for the owner of that file. Remove a name when its example lands.
-NO_EXAMPLE_YET = {
-    # Defined in fntorch/transforms/custom.py; the class docstrings of custom_jvp /
-    # custom_vjp show defjvp / defvjp in use, but __call__ has no docstring of its own.
-    "custom_jvp.__call__": "fntorch/transforms/custom.py",
-    "custom_vjp.__call__": "fntorch/transforms/custom.py",
-    # Tensor properties defined in fntorch/fx/core.py (docstrings, no examples).
-    **dict.fromkeys(
-        ["Tensor.aval", "Tensor.ndim", "Tensor.size", "Tensor.weak_type"],
-        "fntorch/fx/core.py",
-    ),
-}
+NO_EXAMPLE_YET: dict = {}
 
 
 # ------------------------------------------------------------------------- the surface

@@ -235,7 +235,12 @@ class Tensor:
     # The few members that need the buffer; all others are defined on top of these.
     @property
     def aval(self) -> ShapedArray:
-        """The abstract value: shape, dtype and weak-type flag (``f32[2,3]``)."""
+        """The abstract value: shape, dtype and weak-type flag.
+
+        >>> import fntorch as ft
+        >>> ft.ones((2, 3)).aval
+        f32[2,3]
+        """
         v = self._value
         return ShapedArray(v.shape, v.dtype)
 
@@ -261,17 +266,33 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
-        """The number of dims (``len(x.shape)``)."""
+        """The number of dims (``len(x.shape)``).
+
+        >>> import fntorch as ft
+        >>> ft.ones((2, 3)).ndim
+        2
+        """
         return self._value.ndim
 
     @property
     def size(self) -> int:
-        """The number of elements (an int; PyTorch's ``x.size()`` is ``x.shape`` here)."""
+        """The number of elements (an int; PyTorch's ``x.size()`` is ``x.shape`` here).
+
+        >>> import fntorch as ft
+        >>> ft.ones((2, 3)).size
+        6
+        """
         return int(self._value.size)
 
     @property
     def weak_type(self) -> bool:
-        """Whether this is a Python scalar's value, which never widens a tensor's dtype."""
+        """Whether this is a Python scalar's value, which never widens a tensor's dtype
+        (a concrete tensor never is; a traced Python scalar is).
+
+        >>> import fntorch as ft
+        >>> ft.asarray(2.0).weak_type
+        False
+        """
         return False
 
     @property

@@ -229,6 +229,15 @@ class custom_jvp:
         return rule
 
     def __call__(self, *args, **kwargs):
+        """Calls the function; transforms above apply the JVP rule instead of tracing
+        through its body (keyword arguments are bound to positions, as in JAX).
+
+        >>> import fntorch as ft
+        >>> f = ft.custom_jvp(ft.sin)
+        >>> _ = f.defjvp(lambda p, t: (f(p[0]), 2.0 * t[0]))
+        >>> float(f(0.0)), float(ft.grad(f)(0.0))
+        (0.0, 2.0)
+        """
         args = _resolve_kwargs(self.fun, args, kwargs, self.__name__)
         if self.jvp_rule is None:
             raise AttributeError(
@@ -429,6 +438,15 @@ class custom_vjp:
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args, **kwargs):
+        """Calls the function; reverse mode runs ``fwd`` and ``bwd`` instead of tracing
+        through its body (keyword arguments are bound to positions, as in JAX).
+
+        >>> import fntorch as ft
+        >>> f = ft.custom_vjp(ft.sin)
+        >>> f.defvjp(lambda x: (ft.sin(x), None), lambda res, g: (3.0 * g,))
+        >>> float(f(0.0)), float(ft.grad(f)(0.0))
+        (0.0, 3.0)
+        """
         args = _resolve_kwargs(self.fun, args, kwargs, self.__name__)
         if self.fwd is None:
             raise AttributeError(
