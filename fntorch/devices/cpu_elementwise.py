@@ -23,12 +23,12 @@ import math
 
 import numpy as np
 
+from ..fx import dtypes as dt
 from ..ops import _prims_elementwise as ew
 from ._device import cpu_impls
 
 _UFUNCS = {
     ew.neg_p: np.negative,
-    ew.sign_p: np.sign,
     ew.floor_p: np.floor,
     ew.ceil_p: np.ceil,
     ew.round_p: np.rint,  # half to even
@@ -59,9 +59,6 @@ _UFUNCS = {
     ew.sub_p: np.subtract,
     ew.mul_p: np.multiply,
     ew.atan2_p: np.arctan2,
-    ew.max_p: np.maximum,  # NaN-propagating
-    ew.min_p: np.minimum,
-    ew.nextafter_p: np.nextafter,
     ew.and_p: np.bitwise_and,
     ew.or_p: np.bitwise_or,
     ew.xor_p: np.bitwise_xor,
@@ -81,6 +78,38 @@ def _is_int(x) -> bool:
 
 def _all_ones(dtype):
     return ~np.zeros((), dtype)
+
+
+# ------------------------------------------------------------------ signed zeros
+# The compiled kernels (``rules._sign``, ``rules._minmax``) follow numpy's float32 and
+# float64 loops; two of numpy's other loops treat -0.0 otherwise.
+
+
+def _sign(x):
+    r = np.sign(x)
+    if r.dtype == dt.bfloat16:  # ml_dtypes gives sign(-0.0) = -0.0; numpy's loops +0.0
+        r = r + r.dtype.type(0)
+    return r
+
+
+def _tie_takes_second(fn):
+    """numpy's maximum/minimum/nextafter: NaN propagates; of two equal values (+0.0 and
+    -0.0) the second is returned, except in numpy's float16 loops, which return the first."""
+
+    def impl(x, y):
+        r = fn(x, y)
+        if r.dtype == np.float16:
+            r = np.where(np.equal(x, y), y, r)
+        return r
+
+    impl.__name__ = fn.__name__
+    return impl
+
+
+cpu_impls[ew.sign_p] = _sign
+cpu_impls[ew.max_p] = _tie_takes_second(np.maximum)
+cpu_impls[ew.min_p] = _tie_takes_second(np.minimum)
+cpu_impls[ew.nextafter_p] = _tie_takes_second(np.nextafter)
 
 
 # ------------------------------------------------------------------ integer arithmetic
@@ -135,25 +164,25 @@ cpu_impls[ew.pow_p] = _pow
 
 
 def _integer_pow(x, *, y):
-    if not _is_int(x):
-        # A Python int exponent keeps x's dtype; one rounding, unlike repeated products.
-        # float16/bfloat16 are computed in float32 and rounded once, as the compiled
-        # kernels do: 300**2 overflows float16, yet 300**-2 does not underflow.
-        x = np.asarray(x)
-        w = x.astype(np.float32) if x.dtype.itemsize == 2 else x
-        r = np.power(w, y) if y >= 0 else np.reciprocal(np.power(w, -y))
-        return r.astype(x.dtype, copy=False)
-    # Square and multiply: wraps like the integer products it stands for, for any y.
-    out = np.ones_like(x)
-    base = np.asarray(x)
+    # Square and multiply in the compiled kernel's order (``rules._integer_pow``) and
+    # XLA's: integers wrap like the products they stand for; floats round at each
+    # product (np.power rounds once, so eager and jit differed in the last bit).
+    # float16/bfloat16 are computed in float32 and rounded once, as the kernels do:
+    # 300**2 overflows float16, yet 300**-2 does not underflow.
+    x = np.asarray(x)
+    w = x.astype(np.float32) if not _is_int(x) and x.dtype.itemsize == 2 else x
+    out, base, n = None, w, abs(y)
     with np.errstate(all="ignore"):
-        while y:
-            if y & 1:
-                out = np.multiply(out, base)
-            y >>= 1
-            if y:
+        while n:
+            if n & 1:
+                out = base if out is None else np.multiply(out, base)
+            n >>= 1
+            if n:
                 base = np.multiply(base, base)
-    return out
+        out = np.ones_like(w) if out is None else out
+        if y < 0:
+            out = np.reciprocal(out)
+    return out.astype(x.dtype, copy=False)
 
 
 cpu_impls[ew.integer_pow_p] = _integer_pow

@@ -7,6 +7,8 @@ allocate.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..fx import dtypes as dt
@@ -16,12 +18,43 @@ from ._device import cpu_impls
 
 def _convert_element_type(x, *, new_dtype):
     x = np.asarray(x)
-    # NaN/inf/out-of-range floats cast to integers are unspecified (as in numpy and lax);
-    # numpy warns about them, which is noise here.
-    with np.errstate(invalid="ignore", over="ignore"):
+    if dt.is_float(x.dtype) and dt.is_integer(new_dtype):
+        return _float_to_int(x, np.dtype(new_dtype))
+    with np.errstate(over="ignore"):  # float64 -> float32 overflows to inf, as it should
         if x.dtype == np.float64 and new_dtype == dt.bfloat16:
             x = _round_to_odd_f32(x)
         return x.astype(new_dtype)
+
+
+def _float_to_int(x, dtype):
+    """Toward zero, saturating as XLA (and the compiled cast, ``rules._convert``) does:
+    NaN -> 0, too large or +inf -> the max, too small or -inf -> the min. numpy's cast
+    is C's, undefined there: x86 gives INT_MIN for NaN and wraps narrow types.
+
+    >>> _float_to_int(np.array([np.nan, -np.inf, 1e10, -1.5]), np.dtype(np.int8)).tolist()
+    [0, -128, 127, -1]
+    """
+    # float32 holds every float16/bfloat16 exactly.
+    w = x if x.dtype.itemsize >= 4 else x.astype(np.float32)
+    below, above, lo, hi = _int_bounds(w.dtype, dtype)
+    if w.size == 0 or (below < w.min() and w.max() < above):  # NaN fails both
+        return w.astype(dtype)
+    with np.errstate(invalid="ignore"):
+        out = w.astype(dtype)
+    out = np.where(w >= above, hi, out)
+    out = np.where(w <= below, lo, out)
+    return np.where(np.isnan(w), dtype.type(0), out)
+
+
+@functools.cache
+def _int_bounds(float_dtype, dtype):
+    """Floats ``below``/``above`` which every value that truncates into ``dtype`` lies
+    strictly between (both exact, but ``min - 1`` rounds to ``min`` for 32 and 64 bits,
+    which only sends ``min`` itself down the slow path), and the int extremes."""
+    info, f = np.iinfo(dtype), float_dtype.type
+    below = f(info.min) - f(1)
+    above = f(2.0 ** (info.bits - (info.min < 0)))
+    return below, above, dtype.type(info.min), dtype.type(info.max)
 
 
 def _round_to_odd_f32(x):

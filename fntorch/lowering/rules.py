@@ -324,7 +324,7 @@ def _round_to_odd_f32(b, x):
 
 
 def _convert(b, x, *, dtype, new_dtype, **_):
-    from .builder import f32, f64, i32, i64, reg_type
+    from .builder import f32, f64, reg_type
 
     src, dst = np.dtype(dtype), np.dtype(new_dtype)
     if src == dst:
@@ -346,15 +346,11 @@ def _convert(b, x, *, dtype, new_dtype, **_):
         return b.fptrunc(x, f32)
     if _is_float(dst):  # integer -> float
         return b.sitofp(x, t) if _is_signed(src) else b.uitofp(x, t)
-    if _is_float(src):  # float -> integer, toward zero; out of range is unspecified
-        n = _bits(dst)
-        if _is_signed(dst):
-            if n < 32:
-                return b.trunc(b.fptosi(x, i32), t)
-            return b.fptosi(x, t)
-        if n < 64:  # as C on x86: through a wider signed int, so -1.0 -> 255
-            return b.trunc(b.fptosi(x, i64), t)
-        return b.fptoui(x, t)
+    if _is_float(src):
+        # Toward zero, saturating as XLA: NaN -> 0, out of range -> the min or max (the
+        # eager impl's rule); plain fptosi/fptoui give poison there.
+        kind = "fptosi" if _is_signed(dst) else "fptoui"
+        return b.intrinsic(f"llvm.{kind}.sat.i{_bits(dst)}.f{_width(x)}", [x], t)
     return b.int_resize(x, t, signed=_is_signed(src))
 
 

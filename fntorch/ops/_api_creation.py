@@ -127,7 +127,13 @@ def asarray(obj, dtype=None, device=None, copy=None) -> Tensor:
         arr = _from_python("asarray", obj, dtype or dt.dtype_and_weak(obj)[0])
     elif isinstance(obj, (np.ndarray, np.generic)):
         native = _check_dtype("asarray", obj.dtype)
-        arr = np.asarray(obj, dtype=native) if dtype is None else obj.astype(dtype)
+        if dtype is None:
+            arr = np.asarray(obj, dtype=native)
+        else:  # fntorch's cast rules (saturating float -> int, one rounding to bfloat16)
+            from ..devices import cpu_impls
+            from ._prims_structural import convert_element_type_p
+
+            arr = cpu_impls[convert_element_type_p](np.asarray(obj, native), new_dtype=dtype)
     elif isinstance(obj, (list, tuple)):
         leaves = _leaves(obj, [])
         if any(isinstance(leaf, Tensor) for leaf in leaves):

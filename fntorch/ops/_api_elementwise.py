@@ -8,6 +8,7 @@ division) take integer and bool inputs as the default float dtype, float32.
 
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
@@ -480,6 +481,11 @@ def pow(x1, x2, /):  # noqa: A001 - the standard's name
     """
     if type(x2) is int and not is_pyscalar(x1):
         x = _tensor(x1)
+        if x2 < 0 and dt.is_integer(x.dtype):
+            raise ValueError(
+                f"pow: an integer tensor ({x.dtype}) cannot be raised to the negative power "
+                f"{x2} (numpy refuses it too); cast it to a float dtype first"
+            )
         if x.dtype != dt.bool_ and (x2 >= 0 or dt.is_float(x.dtype)):
             return lax.integer_pow(x, x2)
     a, b = _binary_args("pow", x1, x2)
@@ -501,13 +507,15 @@ def floor_divide(x1, x2, /):
     if a.dtype == dt.bool_:
         raise TypeError("floor_divide: expected a numeric dtype, got bool")
     if dt.is_integer(a.dtype):
-        q = lax.div(a, b)
-        if not dt.is_signed(a.dtype):
-            return q
-        r = lax.rem(a, b)
-        zero = _zero(a)
-        fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
-        return lax.select(fix, lax.sub(q, cast(1, a.dtype)), q)
+        q, zero = lax.div(a, b), _zero(a)
+        if dt.is_signed(a.dtype):
+            r = lax.rem(a, b)
+            fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
+            q = lax.select(fix, lax.sub(q, cast(1, a.dtype)), q)
+        return lax.select(lax.eq(b, zero), zero, q)  # x // 0 is 0, as numpy's
+    if a.dtype in (dt.float16, dt.bfloat16):  # as numpy: computed in float32, rounded once
+        f32 = [lax.convert_element_type(v, dt.float32) for v in (a, b)]
+        return lax.convert_element_type(floor_divide(*f32), a.dtype)
     # numpy's float divmod: exact quotient of (x - fmod(x, y)) / y, then rounded.
     zero, one = _zero(a), cast(1, a.dtype)
     mod = lax.rem(a, b)
@@ -530,10 +538,11 @@ def remainder(x1, x2, /):
     a, b = _binary_args("remainder", x1, x2)
     if a.dtype == dt.bool_:
         raise TypeError("remainder: expected a numeric dtype, got bool")
-    r = lax.rem(a, b)
-    if dt.is_integer(a.dtype) and not dt.is_signed(a.dtype):
-        return r
-    zero = _zero(a)
+    r, zero = lax.rem(a, b), _zero(a)
+    if dt.is_integer(a.dtype):
+        r = lax.select(lax.eq(b, zero), zero, r)  # x % 0 is 0, as numpy's (lax.rem: x)
+        if not dt.is_signed(a.dtype):
+            return r
     fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
     r = lax.select(fix, lax.add(r, b), r)
     if dt.is_float(a.dtype):  # a zero remainder takes the divisor's sign, as in Python
@@ -593,7 +602,8 @@ def clip(x, /, min=None, max=None):  # noqa: A002 - the standard's names
     """
     x = _tensor(x)
     out = x
-    for bound, fn, rnd in ((min, lax.max, math.ceil), (max, lax.min, math.floor)):
+    bounds = ((min, lax.max, math.ceil, lax.ceil), (max, lax.min, math.floor, lax.floor))
+    for bound, fn, rnd, rnd_t in bounds:
         if bound is None:
             continue
         if is_pyscalar(bound):
@@ -607,7 +617,17 @@ def clip(x, /, min=None, max=None):  # noqa: A002 - the standard's names
                 bound = int(np.clip(bound, info.min, info.max))
             bound = cast(bound, x.dtype)
         else:
-            bound = cast(operand(bound, asarray), x.dtype)
+            bound = operand(bound, asarray)
+            if dt.is_integer(x.dtype) and bound.dtype != x.dtype:
+                # Into x's range before the cast, as the scalar bounds above: a cast
+                # would wrap an int bound (300 in uint8 is 44) or truncate a float one.
+                if dt.is_float(bound.dtype):
+                    bound = rnd_t(bound)  # the float -> int cast then saturates
+                elif dt.is_integer(bound.dtype):
+                    xi, bi = np.iinfo(x.dtype), np.iinfo(bound.dtype)
+                    lo, hi = builtins.max(xi.min, bi.min), builtins.min(xi.max, bi.max)
+                    bound = lax.clamp(cast(lo, bound.dtype), bound, cast(hi, bound.dtype))
+            bound = cast(bound, x.dtype)
         out = fn(out, bound)
     return out
 

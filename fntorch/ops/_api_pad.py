@@ -205,7 +205,9 @@ def _pad_ramp(x, axis: int, widths, ends):
         step = lax.div(lax.sub(edge, end), lax.full((), w, wide))
         ramp = lax.add(lax.mul(t, step), end)
         if not dt.is_float(x.dtype):
-            ramp = lax.floor(ramp)
+            # Through int64, which wraps into a narrower int as numpy's cast does here (a
+            # float cast saturates: an end value of -2 would pad uint8 with 0, not 254).
+            ramp = lax.convert_element_type(lax.floor(ramp), dt.int64)
         parts.append(lax.convert_element_type(ramp, x.dtype))
     return concat([parts[0], x, parts[1]], axis=axis)
 
