@@ -320,7 +320,8 @@ class _TGen:
         lo, hi = self.start([r, r])
         xs, xst, x = self.sizes[0], self.strides[0], self.data[0]
         osz, out = self.sizes[1], self.data[1]
-        outer, inner = osz[:-1], osz[-1]
+        # A 0-d operand has one window (no taps to skip): one row of one element.
+        outer, inner = (osz[:-1], osz[-1]) if r else ([], self.i64(1))
         hi = self.hi_or_all(hi, self._product(outer))
         t_mem = B.mem_type(s.dtype)
         ident = self.identity(s.kind, s.dtype)
@@ -334,7 +335,7 @@ class _TGen:
             oidx = self._unflatten(t, outer) if outer else []
 
             def elem(j, _):
-                p = [*oidx, j]
+                p = [*oidx, j][:r]
                 base = [
                     b.sub(b.mul(p[d], self.i64(s.window_strides[d])), self.i64(s.padding[d][0]))
                     for d in range(r)
