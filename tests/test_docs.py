@@ -270,20 +270,7 @@ def _params(fn) -> list[tuple[str, object, inspect.Parameter]]:
     return out
 
 
-# API.md signatures that differ in files this audit did not own; strict xfail, so the
-# entry must go when the owner fixes it.
-SIGNATURE_EXEMPT: dict = {}
-
-
-@pytest.mark.parametrize(
-    "qualname",
-    [
-        pytest.param(q, marks=pytest.mark.xfail(strict=True, reason=SIGNATURE_EXEMPT[q]))
-        if q in SIGNATURE_EXEMPT
-        else q
-        for q in sorted(API_SIGNATURES)
-    ],
-)
+@pytest.mark.parametrize("qualname", sorted(API_SIGNATURES))
 def test_api_md_signatures(qualname):
     fn = _resolve(qualname)
     want = API_SIGNATURES[qualname]
@@ -463,19 +450,9 @@ def test_compiled_with_other_argument_types_says_what_came():
 # The array object's attributes and methods in the Array API standard (2023.12).
 ARRAY_OBJECT = ["dtype", "device", "mT", "ndim", "shape", "size", "T"]
 ARRAY_OBJECT += ["__array_namespace__", "__dlpack__", "__dlpack_device__", "to_device"]
-# Missing in files this audit did not own; strict xfail, so the entry goes with the fix.
-ARRAY_OBJECT_EXEMPT: dict = {}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=ARRAY_OBJECT_EXEMPT[n]))
-        if n in ARRAY_OBJECT_EXEMPT
-        else n
-        for n in ARRAY_OBJECT
-    ],
-)
+@pytest.mark.parametrize("name", ARRAY_OBJECT)
 def test_array_api_array_object_members(name):
     assert hasattr(ft.ones((2, 2)), name), f"ft.Tensor lacks the Array API member {name!r}"
 

@@ -10,20 +10,7 @@ import pytest
 import fntorch as ft
 from fntorch.lowering import cache
 from fntorch.lowering import kernels as K
-from fntorch.lowering.spec import KernelSpec, KOp
-
-F32 = np.dtype(np.float32)
-
-
-def _spec(c: float) -> KernelSpec:
-    return KernelSpec(
-        1,
-        0,
-        (F32,),
-        (KOp("mul", (("in", 0), ("lit", np.float32(c))), (), F32),),
-        (("op", 0),),
-        (False,),
-    )
+from tests.lowering.test_cache import F32, _spec
 
 
 def _run(kern, c):
