@@ -1,8 +1,8 @@
 """Graph passes run before fusion: algebraic cleanups, constant folding, CSE and DCE.
 
 Every pass takes a ``Graph`` and returns a new one (the input is never changed); all
-keep the graph's meaning *exactly* (bit for bit): ``x * 1`` goes, ``x + 0.0`` stays,
-because it turns ``-0.0`` into ``0.0``.
+but ``transposed_dots`` keep the graph's meaning *exactly* (bit for bit): ``x * 1``
+goes, ``x + 0.0`` stays, because it turns ``-0.0`` into ``0.0``.
 
 >>> import fntorch as ft
 >>> g = ft.make_graph(lambda x: ft.sin(x) * 1.0 + ft.sin(x))(ft.ones(3))
@@ -18,9 +18,11 @@ from ..devices import cpu_impls
 from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from ..fx.graph import Eqn, Graph, Literal, Var
+from .table import INDEX_PRIMITIVES
 
 # Constant folding materializes results up to this many elements; larger results are
-# folded only when they are views of an input (broadcasts, iota), which cost no memory.
+# folded only when they are views of an input (broadcasts), which cost no memory, and
+# are not even computed otherwise.
 FOLD_LIMIT = 4096
 
 # Primitives never folded: their params hold Python callables with effects of their own.
@@ -127,6 +129,16 @@ def _in_key(v):
     return ("var", v.id)
 
 
+def _param_key(v):
+    """``v`` as a key equal to another only when the two are the same bits of the same
+    type: ``==`` makes ``0.0`` and ``-0.0`` equal, and ``1``, ``1.0`` and ``True``."""
+    if isinstance(v, (tuple, list)):
+        return (type(v), tuple(_param_key(x) for x in v))
+    if isinstance(v, (float, complex, np.generic)):
+        return (type(v), np.asarray(v).tobytes())
+    return (type(v), v)
+
+
 def simplify(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
     """Algebraic cleanups, constant folding and CSE in one forward walk, then DCE.
 
@@ -180,7 +192,8 @@ def simplify(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
                         subst[v.id] = nv
                 continue
         try:
-            key = (e.primitive, tuple(_in_key(v) for v in ins), tuple(sorted(e.params.items())))
+            params = tuple((k, _param_key(p)) for k, p in sorted(e.params.items()))
+            key = (e.primitive, tuple(_in_key(v) for v in ins), params)
             hash(key)
         except TypeError:
             key = None
@@ -205,6 +218,8 @@ def _foldable(e: Eqn, ins, consts) -> bool:
 def _fold(e: Eqn, ins, consts, limit):
     vals = [np.asarray(v.value) if isinstance(v, Literal) else consts[v.id] for v in ins]
     size = sum(int(np.prod(v.aval.shape, dtype=np.int64)) for v in e.outputs)
+    if size > limit and e.primitive.name not in INDEX_PRIMITIVES:
+        return None  # not a view: it would be computed only to be thrown away below
     try:
         with np.errstate(all="ignore"):
             out = cpu_impls[e.primitive](*vals, **e.params)
@@ -317,8 +332,10 @@ def transposed_dots(graph: Graph) -> Graph:
     Reverse mode makes these (a weight gradient ``(x.T @ g).T``): computed as written,
     the product is a matmul and every later reader walks it down strided columns (a
     gradient accumulation ``acc + k.T`` in a scan body took 110 us where a contiguous
-    add takes 10). Swapping the operands gives the transposed product directly, the
-    same numbers (each entry is the same dot product).
+    add takes 10). Swapping the operands gives the transposed product directly: each
+    entry is the same dot product, but BLAS may sum it in another order for the swapped
+    layout (skinny products differ from eager in the last bits), the one pass here that
+    is exact only to rounding.
 
     >>> import fntorch as ft
     >>> g = ft.make_graph(lambda a, b: (a @ b).T)(ft.ones((2, 3)), ft.ones((3, 4)))
