@@ -93,9 +93,23 @@ class KernelSpec(NamedTuple):
             "in:" + ",".join(str(d) for d in self.input_dtypes),
         ]
         for op in self.ops:
-            parts.append(f"{op.prim}{op.args!r}{op.params!r}:{op.dtype}")
+            args = ",".join(_arg_key(a) for a in op.args)
+            parts.append(f"{op.prim}({args}){op.params!r}:{op.dtype}")
         parts.append(f"out:{self.outputs!r}{self.output_is_row!r}")
         return "|".join(parts)
+
+
+def _arg_key(arg) -> str:
+    """An operand's key text; a literal by its dtype and bytes: every NaN prints as nan,
+    whatever its payload, and a kernel keyed by that text would be shared.
+
+    >>> _arg_key(("lit", np.float32(-0.0))), _arg_key(("in", 1))
+    ('lit:float32:00000080', "('in', 1)")
+    """
+    if arg[0] == "lit":
+        v = np.asarray(arg[1])
+        return f"lit:{v.dtype}:{v.tobytes().hex()}"
+    return repr(arg)
 
 
 # ---------------------------------------------------------------------- analysis

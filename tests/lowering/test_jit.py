@@ -119,6 +119,16 @@ def test_signed_zero_literals_keep_their_sign():
     assert jit(lambda x: 1.0 / ft.where(x > 0, -0.0, 5.0))(x).tolist() == [-np.inf] * 2
 
 
+def test_nan_literals_keep_their_payloads():
+    # Kernels were keyed by the literal's repr: every NaN is "nan", so the second
+    # function ran the first one's kernel and returned its payload.
+    x = ft.asarray([-1.0, 2.0])
+    for bits in (0x7FC00001, 0x7FC00002):
+        nan = np.array(bits, np.uint32).view(np.float32)[()]
+        out = jit(lambda x, nan=nan: ft.where(x > 0, x, nan))(x)
+        assert np.asarray(out).view(np.uint32)[0] == bits
+
+
 @pytest.mark.parametrize("dtype", [ft.bfloat16, ft.float16, ft.float32])
 def test_adding_positive_zero_is_not_dropped(dtype):
     # -0.0 + 0.0 is +0.0: only x - 0.0 and x + -0.0 are x
