@@ -172,14 +172,12 @@ def _draws(k):
     }
 
 
-EXACT = ("split", "fold_in", "bits", "uniform", "randint", "bernoulli", "permutation")
+EXACT = ("split", "fold_in", "bits", "uniform", "randint", "bernoulli", "permutation", "normal")
 
 
 def _assert_same(a, b):
     for name in EXACT:
         assert np.array_equal(arr(a[name]), arr(b[name])), name
-    # Through erf_inv: the compiled kernel's expansion may differ from eager in the last ulp.
-    np.testing.assert_allclose(arr(a["normal"]), arr(b["normal"]), rtol=1e-6, atol=1e-6)
 
 
 def test_determinism_and_distinct_keys():
@@ -198,6 +196,23 @@ def test_eager_equals_jit_equals_vmap():
     for i in range(4):
         one = _draws(keys[i])
         _assert_same(one, {n: v[i] for n, v in batched.items()})
+
+
+@pytest.mark.parametrize("dtype", [ft.float32, ft.bfloat16, ft.float64], ids=str)
+def test_normal_draws_are_the_same_eagerly_and_under_jit(dtype):
+    # The compiled float32 erf_inv was Giles' float32 expansion: 61% of the draws of
+    # 2**20 differed from eager's (float64, rounded once) by an ulp. float64 draws agree
+    # to erf_inv's float64 bound (two Newton steps compiled, five eagerly).
+    k = R.key(11)
+    for draw in (
+        lambda k: R.normal(k, (1 << 14,), dtype=dtype),
+        lambda k: R.truncated_normal(k, -1.5, 2.0, (1 << 14,), dtype=dtype),
+    ):
+        eager, jitted = arr(draw(k)), arr(ft.jit(draw)(k))
+        if dtype == ft.float64:
+            np.testing.assert_allclose(eager, jitted, rtol=1e-10, atol=1e-15)
+        else:
+            assert np.array_equal(eager, jitted)
 
 
 def test_vmap_over_keys_equals_loop_under_jit():

@@ -539,7 +539,15 @@ def erf(b, x):
 
 
 def erf_inv(b, x):
-    """Inverse erf: Giles' single-precision approximation; float64 adds two Newton steps."""
+    """Inverse erf: Giles' single-precision approximation; float64 adds two Newton steps.
+    float32 runs the float64 path and rounds once, as the eager impl does: ``ft.random``'s
+    normal draws (erf_inv of uniform bits) must be the same eagerly and under jit."""
+    if x.type == T.f32:
+        return b.fptrunc(_erf_inv(b, b.fpext(x, T.f64), newton=1), T.f32)
+    return _erf_inv(b, x, newton=2)
+
+
+def _erf_inv(b, x, newton):
     one = _c(b, 1.0, x)
     a = b.fabs(x)
     w = b.fneg(log(b, b.fmul(b.fsub(one, a), b.fadd(one, a))))
@@ -549,7 +557,7 @@ def erf_inv(b, x):
     pt = poly(b, b.fsub(b.sqrt(wt), _c(b, 3.0, x)), _GILES_TAIL)
     y = b.fmul(b.select(central, pc, pt), x)
     if x.type == T.f64:
-        for _ in range(2):
+        for _ in range(newton):
             slope = b.fmul(_c(b, _TWO_OVER_SQRT_PI, x), _exp_minus_square(b, y))
             y = b.fsub(y, b.fdiv(b.fsub(erf(b, y), x), slope))
     inf = _c(b, float("inf"), x)
