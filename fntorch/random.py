@@ -12,7 +12,7 @@ ulp (XLA fuses its scale-and-shift into an FMA) and the draws that go through
 ``erf_inv``/``log`` (``normal``, ``truncated_normal``, ``gumbel``) to the rounding of
 those functions. Eager and compiled draws are the same for float32, float16 and bfloat16
 ``normal`` and ``truncated_normal`` (the compiled float32 ``erf_inv`` computes in
-float64 and rounds once, as the eager one does: ~25 ms per 2**20 draws under ``jit``);
+float64 and rounds once, as the eager one does: ~15 ms per 2**20 draws under ``jit``);
 float64 ones agree to ``erf_inv``'s float64 bound (~1e-12 in the tails), and
 ``gumbel``'s ``log`` can differ by an ulp between eager numpy and a compiled kernel.
 

@@ -510,10 +510,17 @@ def _exp_minus_square(b, a):
 
 
 def _erfc_cf(b, a, levels=60):
-    """erfc(a) for a >= 3 by its continued fraction, evaluated from the tail."""
-    f = a
-    for k in range(levels, 0, -1):
-        f = b.fadd(a, b.fdiv(_c(b, k / 2.0, a), f))
+    """erfc(a) for a >= 3 by its continued fraction a + (1/2)/(a + (2/2)/(a + ...)),
+    evaluated forward (the numerator and denominator recurrences: one division instead of
+    one per level, ~10x faster; every term is positive, so the recurrence is stable, and
+    for 3 <= a <= 30 its values stay below 1e100)."""
+    p_prev, p = _c(b, 1.0, a), a  # A_{-1}, A_0
+    q_prev, q = _c(b, 0.0, a), _c(b, 1.0, a)  # B_{-1}, B_0
+    for k in range(1, levels + 1):
+        c = _c(b, k / 2.0, a)
+        p, p_prev = b.fma(a, p, b.fmul(c, p_prev)), p
+        q, q_prev = b.fma(a, q, b.fmul(c, q_prev)), q
+    f = b.fdiv(p, q)
     return b.fdiv(_exp_minus_square(b, a), b.fmul(f, _c(b, 1.7724538509055159, a)))
 
 
