@@ -67,6 +67,12 @@ def _scatter_impl(ufunc, operand, *rest, axes):
     upd = np.broadcast_to(updates, gshape)[mask]
     if ufunc is None:
         view[idx] = upd  # duplicates: numpy's last write wins (the spec leaves it open)
+    elif out.dtype == np.float16 and ufunc in (np.minimum, np.maximum):
+        # Through float32, exactly: numpy's float16 loops keep the first of two equal
+        # values (+0, -0), its float32 ones and the kernels the second.
+        wide = view.astype(np.float32)
+        ufunc.at(wide, idx, upd.astype(np.float32))
+        view[...] = wide
     else:
         ufunc.at(view, idx, upd)
     return out

@@ -171,8 +171,10 @@ def _reduce_window_impl(
     )
     if _prod(out_shape) == 0:
         return np.zeros(out_shape, x.dtype)
-    # Half floats are summed in float32 (as an accumulator would); max/min are exact.
-    cdt = _compute_dtype(x.dtype) if kind == "sum" else x.dtype
+    # Half floats are summed in float32 (as an accumulator would); max/min are exact, and
+    # float16's go through float32 too: numpy's float16 loops keep the first of two
+    # equal values (+0, -0), its float32 ones and the kernels the second.
+    cdt = _compute_dtype(x.dtype) if kind == "sum" or x.dtype == np.float16 else x.dtype
     y = _dilate_and_pad(np.asarray(x), base_dilation, padding, _identity(kind, x.dtype), 0)
     y = y.astype(cdt, copy=False)
     if _prod(window_dimensions) > _MAX_TAP_LOOP:

@@ -51,16 +51,29 @@ def _reduce_prod(x, *, axes):
 cpu_impls[r.reduce_prod_p] = _reduce_prod
 
 
+def _signed_zero(res, x, axes, positive: bool):
+    """``res`` with each zero result signed as the kernels (and XLA) order zeros, -0 below
+    +0: a max is +0 when any +0 was reduced, a min -0 when any -0 was (numpy's reduce
+    keeps whichever zero its loop met first)."""
+    if not dt.is_float(res.dtype) or not np.any(res == 0):
+        return res
+    hit = np.any((x == 0) & (np.signbit(x) != positive), axis=axes)
+    zero = np.zeros((), res.dtype)
+    return np.where(res == 0, np.where(hit == positive, zero, -zero), res)
+
+
 def _reduce_max(x, *, axes):
     # np.maximum propagates NaN; `initial` gives the identity for empty axes.
-    return np.maximum.reduce(x, axis=axes, initial=_identity_low(x.dtype))
+    res = np.maximum.reduce(x, axis=axes, initial=_identity_low(x.dtype))
+    return _signed_zero(res, x, axes, True)
 
 
 cpu_impls[r.reduce_max_p] = _reduce_max
 
 
 def _reduce_min(x, *, axes):
-    return np.minimum.reduce(x, axis=axes, initial=_identity_high(x.dtype))
+    res = np.minimum.reduce(x, axis=axes, initial=_identity_high(x.dtype))
+    return _signed_zero(res, x, axes, False)
 
 
 cpu_impls[r.reduce_min_p] = _reduce_min
@@ -110,11 +123,20 @@ def _cumprod(x, axis):
 
 
 def _cummax(x, axis):
-    return np.maximum.accumulate(x, axis=axis)
+    return _exact_half(np.maximum.accumulate, x, axis)
 
 
 def _cummin(x, axis):
-    return np.minimum.accumulate(x, axis=axis)
+    return _exact_half(np.minimum.accumulate, x, axis)
+
+
+def _exact_half(fn, x, axis):
+    """``fn`` (a max or min) on float16 through float32, exactly: of two equal values
+    (+0 and -0) numpy's float16 loops keep the first, its float32 ones and the kernels
+    the second."""
+    if x.dtype == np.float16:
+        return fn(x.astype(np.float32), axis=axis).astype(np.float16)
+    return fn(x, axis=axis)
 
 
 def _scan_rule(accumulate):

@@ -147,3 +147,25 @@ def test_cummax_nan_outputs_carry_no_gradient(name, reverse, expected):
     f = lambda y: ft.sum(getattr(lax, name)(y, 0, reverse) * w)  # noqa: E731
     np.testing.assert_array_equal(np.asarray(ft.grad(f)(x)), expected)
     np.testing.assert_array_equal(np.asarray(ft.jit(ft.grad(f))(x)), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64], ids=str)
+def test_signed_zero_ties_are_the_same_eagerly_and_under_jit(dtype):
+    # Kernels order -0 below +0 in max/min reductions and take the second of two equal
+    # values in scans, windows and scatters; numpy's reduce kept whichever zero it met
+    # first, and its float16 loops the first of two equal values.
+    from fntorch.ops import lax
+
+    x = ft.asarray(np.array([[-2.0, 0.0, -0.0], [-1.0, -0.0, 0.0], [-3.0, -0.0, -0.0]], dtype))
+    fns = [
+        lambda x: ft.max(x, axis=1),
+        lambda x: ft.min(-x, axis=1),
+        lambda x: lax.cummax(x, 1),
+        lambda x: lax.cummin(-x, 1),
+        lambda x: lax.reduce_window_max(x, (1, 2), (1, 1), ((0, 0), (0, 0))),
+        lambda x: lax.scatter_max(x, [ft.asarray([1])], ft.reshape(x[:, 2], (1, 3)), (1,)),
+    ]
+    for f in fns:
+        eager, jitted = np.asarray(f(x)), np.asarray(ft.jit(f)(x))
+        np.testing.assert_array_equal(eager, jitted)
+        np.testing.assert_array_equal(np.signbit(eager), np.signbit(jitted))
