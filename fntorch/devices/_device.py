@@ -77,6 +77,11 @@ class Device:
     def __str__(self):
         return self.platform if self.platform == "cpu" else f"{self.platform}:{self.index}"
 
+    def __reduce__(self):
+        # Devices are compared by identity, so a copy or an unpickled device must be the
+        # process's own device of that name (its impl table holds closures besides).
+        return (device, (str(self),))
+
 
 def _cpu_put(a):
     return np.array(a, copy=True)
@@ -119,30 +124,43 @@ def _cuda_devices() -> list[Device]:
 
 
 def device(spec) -> Device:
-    """The device named by ``spec`` (``"cpu"``, ``"cuda"``, ``"cuda:1"`` or a Device).
+    """The device named by ``spec``: ``"cpu"``, ``"cpu:0"``, ``"cuda"`` (``"cuda:0"``),
+    ``"cuda:1"``, a Device, or a ``torch.device``. A name of no device here raises
+    ValueError; a device this process lacks (any CUDA one on a CPU-only install, or
+    ``"cpu:1"``) raises RuntimeError.
 
     >>> import fntorch as ft
     >>> ft.device("cpu").type
     'cpu'
+    >>> ft.device("cpu:0") is ft.device("cpu")
+    True
     """
     if isinstance(spec, Device):
         return spec
+    if not isinstance(spec, str) and isinstance(getattr(spec, "type", None), str):
+        spec = str(spec)  # a torch.device: its str is the same "type[:index]" spelling
     if not isinstance(spec, str):
         raise TypeError(f"device: expected a string such as 'cpu' or 'cuda:0', got {spec!r}")
-    platform, _, idx = spec.partition(":")
+    platform, colon, idx = spec.partition(":")
+    if platform not in ("cpu", "cuda"):
+        raise ValueError(
+            f"device: unknown device type {platform!r} in {spec!r}; expected 'cpu' or 'cuda'"
+        )
+    # str.isdigit alone would admit other scripts' digits; int() would admit "+1", " 1".
+    if colon and not (idx.isascii() and idx.isdigit()):
+        raise ValueError(
+            f"device: bad device index {idx!r} in {spec!r}; expected a non-negative integer "
+            f"as in '{platform}:0'"
+        )
     index = int(idx) if idx else 0
-    if platform == "cpu":
-        return CPU
-    if platform == "cuda":
-        found = [d for d in _cuda_devices() if d.index == index]
-        if not found:
-            raise RuntimeError(
-                f"device: {spec!r} is not available: this fntorch has no CUDA device "
-                "(CUDA support needs a GPU and the `cuda` extra: pip install 'fntorch[cuda]')"
-            )
+    found = [d for d in devices() if d.platform == platform and d.index == index]
+    if found:
         return found[0]
-    raise ValueError(
-        f"device: unknown device type {platform!r} in {spec!r}; expected 'cpu' or 'cuda'"
+    if platform == "cpu":
+        raise RuntimeError(f"device: {spec!r} is not available: the only CPU device is 'cpu'")
+    raise RuntimeError(
+        f"device: {spec!r} is not available: this fntorch has no CUDA device "
+        "(CUDA support needs a GPU and the `cuda` extra: pip install 'fntorch[cuda]')"
     )
 
 
@@ -161,6 +179,11 @@ def get_default_device() -> Device:
 class default_device:
     """Context manager: tensors made from nothing inside it go to ``dev``.
 
+    The default lives in a context variable, so, as with JAX's ``jax.default_device`` and
+    PyTorch's ``with torch.device(...)``, it holds for the thread (or asyncio task) that
+    entered it; other threads keep their own default (``cpu`` unless they set one). It
+    nests, and one instance can be re-entered.
+
     >>> import fntorch as ft
     >>> with ft.default_device("cpu"):
     ...     ft.zeros(2).device
@@ -169,13 +192,14 @@ class default_device:
 
     def __init__(self, dev):
         self.device = device(dev)
+        self._tokens = []  # a stack, so that re-entering one instance nests correctly
 
     def __enter__(self):
-        self._token = _default_device.set(self.device)
+        self._tokens.append(_default_device.set(self.device))
         return self.device
 
     def __exit__(self, *exc):
-        _default_device.reset(self._token)
+        _default_device.reset(self._tokens.pop())
 
 
 def device_put(tree, device=None):

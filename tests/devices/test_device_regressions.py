@@ -1,0 +1,74 @@
+"""Regressions: device names, the default device's context manager, copying devices."""
+
+import copy
+import pickle
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import fntorch as ft
+from fntorch.devices import Device, cpu_impls
+
+
+@pytest.mark.parametrize("spec", ["cpu:", "cpu:x", "cpu:-1", "cpu:0:1", "cuda:", "cuda:x"])
+def test_malformed_device_index_raises_value_error_naming_device(spec):
+    with pytest.raises(ValueError, match=r"device: bad device index .* expected a non-negative"):
+        ft.device(spec)
+
+
+def test_cpu_index_that_does_not_exist_is_not_silently_cpu0():
+    assert ft.device("cpu:0") is ft.device("cpu")
+    with pytest.raises(RuntimeError, match="'cpu:1' is not available"):
+        ft.device("cpu:1")
+
+
+def test_torch_device_is_accepted():
+    assert ft.device(torch.device("cpu")) is ft.device("cpu")
+    with pytest.raises(RuntimeError, match="no CUDA device"):
+        ft.device(torch.device("cuda", 1))
+
+
+def test_default_device_instance_can_be_reentered():
+    cpu = ft.device("cpu")
+    other = Device("fake", 0, cpu_impls, np.array, np.asarray)
+    ctx = ft.default_device(other)
+    with ctx:
+        with ctx:
+            assert ft.__array_namespace_info__().default_device() is other
+        assert ft.__array_namespace_info__().default_device() is other
+    assert ft.__array_namespace_info__().default_device() is cpu
+
+
+def test_default_device_is_restored_after_exception_and_is_per_thread():
+    cpu = ft.device("cpu")
+    other = Device("fake", 0, cpu_impls, np.array, np.asarray)
+    info = ft.__array_namespace_info__()
+    seen = []
+    with pytest.raises(KeyError):
+        with ft.default_device(other):
+            thread = threading.Thread(target=lambda: seen.append(info.default_device()))
+            thread.start()
+            thread.join()
+            assert info.default_device() is other
+            raise KeyError
+    assert seen == [cpu] and info.default_device() is cpu
+
+
+def test_copied_and_unpickled_devices_are_the_same_device():
+    cpu = ft.device("cpu")
+    assert copy.deepcopy(cpu) is cpu and copy.copy(cpu) is cpu
+    assert pickle.loads(pickle.dumps(cpu)) is cpu
+    assert copy.deepcopy({"dev": cpu})["dev"] is cpu
+
+
+def test_cuda_absent_errors_never_import_cupy():
+    import sys
+
+    for spec in ("cuda", "cuda:1", torch.device("cuda")):
+        with pytest.raises(RuntimeError, match="no CUDA device"):
+            ft.device(spec)
+    with pytest.raises(RuntimeError, match="no CUDA device"):
+        ft.ones(2).cuda()
+    assert "cupy" not in sys.modules
