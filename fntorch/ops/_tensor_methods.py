@@ -976,7 +976,7 @@ def astype(self, dtype, *, copy=True):
 def _is_device_spec(a) -> bool:
     from ..devices import Device
 
-    if isinstance(a, Device):
+    if isinstance(a, Device) or isinstance(getattr(a, "type", None), str):  # torch.device
         return True
     return isinstance(a, str) and a.partition(":")[0] in ("cpu", "cuda")
 
@@ -1043,7 +1043,9 @@ def cuda(self, device=None):
     >>> ft.ones(2).cuda().device  # doctest: +SKIP
     device(type='cuda', index=0)
     """
-    return to(self, "cuda" if device is None else f"cuda:{device}")
+    if device is None or isinstance(device, int):
+        return to(self, "cuda" if device is None else f"cuda:{device}")
+    return to(self, device)  # "cuda:0", a Device or a torch.device, as PyTorch takes
 
 
 def type_as(self, other):

@@ -72,3 +72,14 @@ def test_cuda_absent_errors_never_import_cupy():
     with pytest.raises(RuntimeError, match="no CUDA device"):
         ft.ones(2).cuda()
     assert "cupy" not in sys.modules
+
+
+def test_tensor_to_and_cuda_take_pytorch_device_spellings():
+    # x.to(torch.device("cpu")) was read as a dtype; x.cuda("cuda:0") asked for "cuda:cuda:0".
+    torch = pytest.importorskip("torch")
+    x = ft.ones(2)
+    assert x.to(torch.device("cpu")).device == ft.device("cpu")
+    assert x.to(torch.device("cpu"), ft.float64).dtype == ft.float64
+    for spec in ("cuda:0", 0):
+        with pytest.raises(RuntimeError, match="'cuda:0' is not available"):
+            x.cuda(spec)
