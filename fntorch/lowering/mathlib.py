@@ -435,7 +435,9 @@ def tanh(b, x):
         out = b.fdiv(p, poly(b, z, _TANH_Q))
         # Near 0 the rational's relative error grows; tanh x = x there to 1 ulp.
         tiny = b.fcmp("olt", b.fabs(x), _c(b, 0.0004, x))
-        return b.select(tiny, x, out)
+        out = b.select(tiny, x, out)
+        # Past 9.1, float32 tanh is +-1 exactly (the clamped rational stops at 1 - 2.4e-7).
+        return b.select(b.fcmp("ogt", b.fabs(x), _c(b, 9.1, x)), b.copysign(_c(b, 1.0, x), x), out)
     a = b.fabs(x)
     t = expm1(b, b.fmul(a, _c(b, -2.0, x)))
     out = b.fdiv(b.fneg(t), b.fadd(t, _c(b, 2.0, x)))
