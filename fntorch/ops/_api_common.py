@@ -9,7 +9,9 @@ numpy scalars of the result dtype, which is what the primitives take.
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
+import reprlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -50,10 +52,46 @@ def cast(x, dtype: np.dtype):
     return lax.convert_element_type(x, dtype)
 
 
+def check_scalar_fits(name: str, x, dtype: np.dtype) -> None:
+    """OverflowError naming ``name`` when the Python int ``x`` cannot become ``dtype``.
+
+    numpy's own error (``Python integer 300 out of bounds for int8``) names neither the
+    function nor why the dtype is that narrow: a weak scalar takes the tensor's dtype.
+    """
+    if type(x) is not builtins.int:
+        return
+    if dt.is_integer(dtype):
+        lo, hi = _int_range(dtype)
+        if not lo <= x <= hi:
+            raise OverflowError(
+                f"{name}: the Python int {reprlib.repr(x)} is out of range for {dtype} "
+                f"({lo}..{hi}), the dtype it takes from the tensor operand; "
+                f"cast the tensor to a wider dtype first"
+            )
+    elif -(1 << 1000) < x < 1 << 1000:  # a float holds it (up to rounding)
+        return
+    elif dt.is_float(dtype):
+        try:
+            float(x)
+        except OverflowError:
+            raise OverflowError(
+                f"{name}: the Python int {reprlib.repr(x)} is too large for any float dtype "
+                f"(the operation is in {dtype})"
+            ) from None
+
+
+@functools.cache
+def _int_range(dtype) -> tuple[int, int]:
+    info = np.iinfo(dtype)  # ~1 us a call: this runs for every weak int operand
+    return int(info.min), int(info.max)
+
+
 def promote(name: str, *args, dtype=None) -> list:
     """``args`` cast to their common dtype (or to ``dtype``)."""
     if dtype is None:
         dtype = promote_dtype(name, *args)
+    for a in args:
+        check_scalar_fits(name, a, dtype)
     return [cast(a, dtype) for a in args]
 
 

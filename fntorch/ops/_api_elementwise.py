@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
+import reprlib
 
 import numpy as np
 
@@ -17,6 +19,7 @@ from ..fx import dtypes as dt
 from . import lax
 from ._api_common import cast, is_pyscalar, operand, promote, promote_dtype
 from ._api_creation import asarray
+from ._prims_elementwise import broadcast_shapes
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
@@ -32,20 +35,32 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _tensor(x):
-    return operand(x, asarray) if not is_pyscalar(x) else asarray(x)
+def _operand(name, x, arg):
+    """``operand(x)``, whose conversion errors say which function and argument got what."""
+    try:
+        return operand(x, asarray)
+    except (TypeError, ValueError) as e:
+        got = reprlib.repr(x)
+        raise type(e)(
+            f"{name}: {arg} must be a tensor or (a nested list of) real numbers, "
+            f"got {type(x).__name__} {got} ({e})"
+        ) from None
 
 
-def _float_tensor(x):
+def _tensor(name, x, arg="x"):
+    return _operand(name, x, arg) if not is_pyscalar(x) else asarray(x)
+
+
+def _float_tensor(name, x):
     """``x`` as a tensor of a float dtype (ints and bools become float32)."""
-    x = _tensor(x)
+    x = _tensor(name, x)
     if not dt.is_float(x.dtype):
         x = lax.convert_element_type(x, dt.default_float)
     return x
 
 
 def _binary_args(name, x1, x2, *, floating=False):
-    a, b = operand(x1, asarray), operand(x2, asarray)
+    a, b = _operand(name, x1, "x1"), _operand(name, x2, "x2")
     dtype = promote_dtype(name, a, b)
     if floating and not dt.is_float(dtype):
         dtype = dt.default_float
@@ -57,7 +72,7 @@ def _binary_args(name, x1, x2, *, floating=False):
 
 def _make_float_unary(name, fn, example_in, example_out):
     def f(x, /):
-        return fn(_float_tensor(x))
+        return fn(_float_tensor(name, x))
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (
@@ -104,7 +119,7 @@ def log2(x, /):
     >>> ft.log2(ft.asarray([1.0, 8.0])).tolist()
     [0.0, 3.0]
     """
-    x = _float_tensor(x)
+    x = _float_tensor("log2", x)
     return lax.div(lax.log(x), cast(_LN2, x.dtype))
 
 
@@ -115,7 +130,7 @@ def log10(x, /):
     >>> ft.log10(ft.asarray([1.0, 100.0])).tolist()
     [0.0, 2.0]
     """
-    x = _float_tensor(x)
+    x = _float_tensor("log10", x)
     return lax.div(lax.log(x), cast(_LN10, x.dtype))
 
 
@@ -126,7 +141,8 @@ def abs(x, /):  # noqa: A001 - the standard's name
     >>> ft.abs(ft.asarray([-1, 2])).tolist()
     [1, 2]
     """
-    x = _tensor(x)
+    x = _tensor("abs", x)
+    _require("abs", "numeric", x)
     if dt.is_integer(x.dtype) and not dt.is_signed(x.dtype):
         return x
     return lax.abs(x)
@@ -139,7 +155,9 @@ def negative(x, /):
     >>> ft.negative(ft.asarray([1.0, -2.0])).tolist()
     [-1.0, 2.0]
     """
-    return lax.neg(_tensor(x))
+    x = _tensor("negative", x)
+    _require("negative", "numeric", x)
+    return lax.neg(x)
 
 
 def positive(x, /):
@@ -149,7 +167,7 @@ def positive(x, /):
     >>> ft.positive(ft.asarray([-1.0])).tolist()
     [-1.0]
     """
-    x = _tensor(x)
+    x = _tensor("positive", x)
     if x.dtype == dt.bool_:
         raise TypeError("positive: expected a numeric dtype, got bool")
     return x
@@ -162,7 +180,9 @@ def square(x, /):
     >>> ft.square(ft.asarray([3, -2])).tolist()
     [9, 4]
     """
-    return lax.square(_tensor(x))
+    x = _tensor("square", x)
+    _require("square", "numeric", x)
+    return lax.square(x)
 
 
 def sign(x, /):
@@ -172,7 +192,9 @@ def sign(x, /):
     >>> ft.sign(ft.asarray([-3.0, 0.0, 2.0])).tolist()
     [-1.0, 0.0, 1.0]
     """
-    return lax.sign(_tensor(x))
+    x = _tensor("sign", x)
+    _require("sign", "numeric", x)
+    return lax.sign(x)
 
 
 def reciprocal(x, /):
@@ -182,13 +204,13 @@ def reciprocal(x, /):
     >>> ft.reciprocal(ft.asarray([2.0, 4.0])).tolist()
     [0.5, 0.25]
     """
-    x = _float_tensor(x)
+    x = _float_tensor("reciprocal", x)
     return lax.div(cast(1, x.dtype), x)
 
 
 def _rounding(name, fn, example_in, example_out):
     def f(x, /):
-        x = _tensor(x)
+        x = _tensor(name, x)
         if not dt.is_float(x.dtype):
             if x.dtype == dt.bool_:
                 raise TypeError(f"{name}: expected a numeric dtype, got bool")
@@ -222,7 +244,7 @@ def conj(x, /):
     >>> ft.conj(ft.asarray([1.0])).tolist()
     [1.0]
     """
-    return _tensor(x)
+    return _tensor("conj", x)
 
 
 def real(x, /):
@@ -232,7 +254,7 @@ def real(x, /):
     >>> ft.real(ft.asarray([1.0])).tolist()
     [1.0]
     """
-    return _tensor(x)
+    return _tensor("real", x)
 
 
 def imag(x, /):
@@ -242,7 +264,7 @@ def imag(x, /):
     >>> ft.imag(ft.asarray([1.0])).tolist()
     [0.0]
     """
-    x = _tensor(x)
+    x = _tensor("imag", x)
     return lax.full(x.shape, 0, x.dtype)
 
 
@@ -256,7 +278,7 @@ def isnan(x, /):
     >>> ft.isnan(ft.asarray([1.0, float("nan")])).tolist()
     [False, True]
     """
-    x = _tensor(x)
+    x = _tensor("isnan", x)
     if not dt.is_float(x.dtype):
         return lax.full(x.shape, False, dt.bool_)
     return lax.ne(x, x)
@@ -269,7 +291,7 @@ def isinf(x, /):
     >>> ft.isinf(ft.asarray([1.0, float("-inf")])).tolist()
     [False, True]
     """
-    x = _tensor(x)
+    x = _tensor("isinf", x)
     if not dt.is_float(x.dtype):
         return lax.full(x.shape, False, dt.bool_)
     return lax.eq(lax.abs(x), cast(math.inf, x.dtype))
@@ -282,7 +304,7 @@ def isfinite(x, /):
     >>> ft.isfinite(ft.asarray([1.0, float("inf")])).tolist()
     [True, False]
     """
-    x = _tensor(x)
+    x = _tensor("isfinite", x)
     if not dt.is_float(x.dtype):
         return lax.full(x.shape, True, dt.bool_)
     return lax.is_finite(x)
@@ -296,7 +318,7 @@ def signbit(x, /):
     >>> ft.signbit(ft.asarray([-0.0, 0.0, -2.0])).tolist()
     [True, False, True]
     """
-    x = _tensor(x)
+    x = _tensor("signbit", x)
     if not dt.is_float(x.dtype):
         if dt.is_signed(x.dtype):
             return lax.lt(x, cast(0, x.dtype))
@@ -308,12 +330,81 @@ def signbit(x, /):
 # ---------------------------------------------------------------- binary functions
 
 
-def _make_binary(name, fn, doc, example, result, bool_fn=None):
+# What each kind of dtype check accepts, and how its error words it. Checked here so
+# that the error names the function called (the primitive's own names ``and``, ``sub``).
+_KINDS = {
+    "numeric": ("a numeric (integer or float)", lambda d: d != dt.bool_),
+    "integral": ("an integer or bool", lambda d: d == dt.bool_ or dt.is_integer(d)),
+    "integer": ("an integer", dt.is_integer),
+}
+
+
+def _require(name, kind, *xs):
+    """TypeError naming ``name`` unless the tensors ``xs`` (promoted) have a ``kind`` dtype."""
+    what, ok = _KINDS[kind]
+    d = xs[0].dtype
+    if not ok(d):
+        got = f"x of dtype {d}" if len(xs) == 1 else f"x1 and x2, which promote to {d}"
+        raise TypeError(f"{name}: expected {what} dtype, got {got}")
+
+
+def _make_binary(name, fn, doc, example, result, bool_fn=None, kind=None):
     def f(x1, x2, /):
         a, b = _binary_args(name, x1, x2)
+        if kind is not None:
+            _require(name, kind, a, b)
         if bool_fn is not None and a.dtype == dt.bool_:
             return bool_fn(a, b)
         return fn(a, b)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"{doc}\n\n    >>> import fntorch as ft\n    >>> {example}.tolist()\n    {result}\n"
+    return f
+
+
+def _out_of_range_comparison(fn, a, b, dtype):
+    """``fn(a, b)`` as a constant tensor when one operand is a Python int outside the
+    integer ``dtype`` of the other (a tensor), else None.
+
+    Every value of the tensor lies on the same side of such an int, so the answer is
+    that of the nearest in-range value; numpy 2 compares these exactly as well.
+    """
+    if not dt.is_integer(dtype):
+        return None
+    info = np.iinfo(dtype)
+    for s, t in ((b, a), (a, b)):
+        if type(s) is builtins.int and not is_pyscalar(t) and not info.min <= s <= info.max:
+            near = info.max if s > info.max else info.min
+            value = fn(near, s) if t is a else fn(s, near)
+            return lax.full(tuple(t.shape), value, dt.bool_)
+    return None
+
+
+def _exact_comparison_dtype(a, b, dtype):
+    """The dtype to compare ``a`` and ``b`` in: wider than ``dtype`` when one is a weak
+    integer tensor (a Python int traced by jit), whose value may not fit ``dtype``.
+
+    The result is bool whatever the dtype, so widening changes no dtype, only wrong
+    answers: 1000 cast to int8 would be -24.
+    """
+    if dt.is_integer(dtype):
+        for x in (a, b):
+            if getattr(x, "weak_type", False) and dt.is_integer(x.dtype) and x.dtype != dtype:
+                try:
+                    return dt.promote_types(dtype, x.dtype)
+                except TypeError:
+                    return dtype  # uint64 with int64: no wider dtype, as before
+    return dtype
+
+
+def _make_comparison(name, fn, py_fn, doc, example, result):
+    def f(x1, x2, /):
+        a, b = _operand(name, x1, "x1"), _operand(name, x2, "x2")
+        dtype = promote_dtype(name, a, b)
+        const = _out_of_range_comparison(py_fn, a, b, dtype)
+        if const is not None:
+            return const
+        return fn(*promote(name, a, b, dtype=_exact_comparison_dtype(a, b, dtype)))
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"{doc}\n\n    >>> import fntorch as ft\n    >>> {example}.tolist()\n    {result}\n"
@@ -326,7 +417,7 @@ add = _make_binary(
 )  # fmt: skip
 subtract = _make_binary(
     "subtract", lax.sub, "Elementwise ``x1 - x2`` with promotion.",
-    "ft.subtract(ft.asarray([1.0, 2.0]), 0.5)", "[0.5, 1.5]",
+    "ft.subtract(ft.asarray([1.0, 2.0]), 0.5)", "[0.5, 1.5]", kind="numeric",
 )  # fmt: skip
 multiply = _make_binary(
     "multiply", lax.mul, "Elementwise ``x1 * x2`` with promotion (logical and for bools).",
@@ -340,43 +431,45 @@ minimum = _make_binary(
     "minimum", lax.min, "Elementwise minimum (NaN propagates).",
     "ft.minimum(ft.asarray([1, 5]), 3)", "[1, 3]", lax.bitwise_and,
 )  # fmt: skip
-equal = _make_binary(
-    "equal", lax.eq, "Elementwise ``x1 == x2``.", "ft.equal(ft.asarray([1, 2]), 2)", "[False, True]"
-)
-not_equal = _make_binary(
-    "not_equal", lax.ne, "Elementwise ``x1 != x2``.",
+equal = _make_comparison(
+    "equal", lax.eq, operator.eq, "Elementwise ``x1 == x2``.",
+    "ft.equal(ft.asarray([1, 2]), 2)", "[False, True]",
+)  # fmt: skip
+not_equal = _make_comparison(
+    "not_equal", lax.ne, operator.ne, "Elementwise ``x1 != x2``.",
     "ft.not_equal(ft.asarray([1, 2]), 2)", "[True, False]",
 )  # fmt: skip
-less = _make_binary(
-    "less", lax.lt, "Elementwise ``x1 < x2``.", "ft.less(ft.asarray([1, 2]), 2)", "[True, False]"
-)
-less_equal = _make_binary(
-    "less_equal", lax.le, "Elementwise ``x1 <= x2``.",
+less = _make_comparison(
+    "less", lax.lt, operator.lt, "Elementwise ``x1 < x2``.",
+    "ft.less(ft.asarray([1, 2]), 2)", "[True, False]",
+)  # fmt: skip
+less_equal = _make_comparison(
+    "less_equal", lax.le, operator.le, "Elementwise ``x1 <= x2``.",
     "ft.less_equal(ft.asarray([1, 3]), 2)", "[True, False]",
 )  # fmt: skip
-greater = _make_binary(
-    "greater", lax.gt, "Elementwise ``x1 > x2``.",
+greater = _make_comparison(
+    "greater", lax.gt, operator.gt, "Elementwise ``x1 > x2``.",
     "ft.greater(ft.asarray([1, 3]), 2)", "[False, True]",
 )  # fmt: skip
-greater_equal = _make_binary(
-    "greater_equal", lax.ge, "Elementwise ``x1 >= x2``.",
+greater_equal = _make_comparison(
+    "greater_equal", lax.ge, operator.ge, "Elementwise ``x1 >= x2``.",
     "ft.greater_equal(ft.asarray([1, 2]), 2)", "[False, True]",
 )  # fmt: skip
 bitwise_and = _make_binary(
     "bitwise_and", lax.bitwise_and, "Elementwise bitwise (or, for bools, logical) and.",
-    "ft.bitwise_and(ft.asarray([12, 10]), 6)", "[4, 2]",
+    "ft.bitwise_and(ft.asarray([12, 10]), 6)", "[4, 2]", kind="integral",
 )  # fmt: skip
 bitwise_or = _make_binary(
     "bitwise_or", lax.bitwise_or, "Elementwise bitwise (or, for bools, logical) or.",
-    "ft.bitwise_or(ft.asarray([12, 10]), 1)", "[13, 11]",
+    "ft.bitwise_or(ft.asarray([12, 10]), 1)", "[13, 11]", kind="integral",
 )  # fmt: skip
 bitwise_xor = _make_binary(
     "bitwise_xor", lax.bitwise_xor, "Elementwise bitwise (or, for bools, logical) xor.",
-    "ft.bitwise_xor(ft.asarray([12, 10]), 6)", "[10, 12]",
+    "ft.bitwise_xor(ft.asarray([12, 10]), 6)", "[10, 12]", kind="integral",
 )  # fmt: skip
 bitwise_left_shift = _make_binary(
     "bitwise_left_shift", lax.shift_left, "Elementwise ``x1 << x2`` (integers).",
-    "ft.bitwise_left_shift(ft.asarray([1, 3]), 2)", "[4, 12]",
+    "ft.bitwise_left_shift(ft.asarray([1, 3]), 2)", "[4, 12]", kind="integer",
 )  # fmt: skip
 
 
@@ -388,6 +481,7 @@ def bitwise_right_shift(x1, x2, /):
     [-2, 2]
     """
     a, b = _binary_args("bitwise_right_shift", x1, x2)
+    _require("bitwise_right_shift", "integer", a, b)
     if dt.is_signed(a.dtype):
         return lax.shift_right_arithmetic(a, b)
     return lax.shift_right_logical(a, b)
@@ -400,11 +494,13 @@ def bitwise_invert(x, /):
     >>> ft.bitwise_invert(ft.asarray([0, -1])).tolist()
     [-1, 0]
     """
-    return lax.bitwise_not(_tensor(x))
+    x = _tensor("bitwise_invert", x)
+    _require("bitwise_invert", "integral", x)
+    return lax.bitwise_not(x)
 
 
-def _to_bool(x):
-    x = _tensor(x)
+def _to_bool(name, x, arg="x"):
+    x = _tensor(name, x, arg)
     if x.dtype == dt.bool_:
         return x
     return lax.ne(x, cast(0, x.dtype))
@@ -417,12 +513,12 @@ def logical_not(x, /):
     >>> ft.logical_not(ft.asarray([True, False])).tolist()
     [False, True]
     """
-    return lax.bitwise_not(_to_bool(x))
+    return lax.bitwise_not(_to_bool("logical_not", x))
 
 
 def _make_logical(name, fn, result):
     def f(x1, x2, /):
-        return fn(_to_bool(x1), _to_bool(x2))
+        return fn(_to_bool(name, x1, "x1"), _to_bool(name, x2, "x2"))
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (
@@ -480,7 +576,7 @@ def pow(x1, x2, /):  # noqa: A001 - the standard's name
     ([4, 9], [2.0])
     """
     if type(x2) is int and not is_pyscalar(x1):
-        x = _tensor(x1)
+        x = _tensor("pow", x1, "x1")
         if x2 < 0 and dt.is_integer(x.dtype):
             raise ValueError(
                 f"pow: an integer tensor ({x.dtype}) cannot be raised to the negative power "
@@ -600,7 +696,7 @@ def clip(x, /, min=None, max=None):  # noqa: A002 - the standard's names
     >>> ft.clip(ft.asarray([-2, 0, 5]), 0, 3).tolist()
     [0, 0, 3]
     """
-    x = _tensor(x)
+    x = _tensor("clip", x)
     out = x
     bounds = ((min, lax.max, math.ceil, lax.ceil), (max, lax.min, math.floor, lax.floor))
     for bound, fn, rnd, rnd_t in bounds:
@@ -645,7 +741,7 @@ def relu(x, /):
     >>> float(ft.grad(ft.relu)(0.0))
     0.0
     """
-    x = _tensor(x)
+    x = _tensor("relu", x)
     zero = _zero(x)
     # x where positive, else max(x, 0) held constant: 0, or NaN for NaN.
     return lax.select(lax.gt(x, zero), x, lax.stop_gradient(lax.max(x, zero)))
@@ -662,7 +758,7 @@ def gelu(x, /, approximate: bool = False):
     >>> ft.gelu(ft.asarray([0.0, 10.0])).tolist()
     [0.0, 10.0]
     """
-    x = _float_tensor(x)
+    x = _float_tensor("gelu", x)
     d = x.dtype
     half = cast(0.5, d)
     if approximate:
@@ -680,6 +776,14 @@ def where(condition, x1, x2, /):
     >>> ft.where(ft.asarray([True, False]), ft.asarray([1, 2]), 0).tolist()
     [1, 0]
     """
-    c = _to_bool(condition)
+    c = _to_bool("where", condition, "condition")
     a, b = _binary_args("where", x1, x2)
+    try:
+        broadcast_shapes("where", c.shape, a.shape, b.shape)
+    except ValueError:
+        # select_n's own message would list its operands (condition, x2, x1) unnamed
+        raise ValueError(
+            f"where: condition {tuple(c.shape)}, x1 {tuple(a.shape)} and x2 "
+            f"{tuple(b.shape)} cannot be broadcast together"
+        ) from None
     return lax.select_n(c, b, a)
