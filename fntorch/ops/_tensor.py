@@ -110,7 +110,11 @@ def _fast_binary(ufunc, fname: str, reflected: bool):
                     if cache is not None:
                         s = cache.get(other)
                         if s is None:
-                            s = _scalar_const(cache, other, v.dtype)
+                            try:
+                                s = _scalar_const(cache, other, v.dtype)
+                            except OverflowError:  # ft.<fname> words the error
+                                f = getattr(_api, fname)
+                                return f(other, self) if reflected else f(self, other)
                         return _new_tensor(ufunc(s, v) if reflected else ufunc(v, s))
             elif t is Tensor:
                 ov = other._value

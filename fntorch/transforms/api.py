@@ -14,6 +14,7 @@ import numpy as np
 from .. import tree as tree_util
 from ..fx import dtypes as dt
 from ..fx.core import (
+    ShapedArray,
     Tensor,
     Tracer,
     as_tensor_leaf,
@@ -715,7 +716,15 @@ def make_graph(fun: Callable, static_argnums=()):
             leaves = [_as_tensor(o, "make_graph") for o in tree_util.leaves(out)]
             return leaves, None
 
-        graph, _ = trace_to_graph(flat_fun, [get_aval(x) for x in flat])
+        # A Python scalar argument stays weak, as under jit: x + 1 keeps an int8 x's dtype.
+        raw = tree_util.leaves((tuple(dyn), kwargs))
+        avals = [
+            ShapedArray((), dt.dtype_and_weak(r)[0], True)
+            if type(r) in (bool, int, float)
+            else get_aval(x)
+            for r, x in zip(raw, flat)
+        ]
+        graph, _ = trace_to_graph(flat_fun, avals)
         return graph
 
     return staged

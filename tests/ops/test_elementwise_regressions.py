@@ -92,3 +92,17 @@ def test_jit_comparison_with_traced_python_int_matches_eager(name, dtype, scalar
     np.testing.assert_array_equal(np.asarray(out), getattr(np, name)(x, scalar))
     out = ft.jit(lambda s, t: fn(s, t))(scalar, ft.asarray(x))
     np.testing.assert_array_equal(np.asarray(out), getattr(np, name)(scalar, x))
+
+
+def test_operator_with_a_huge_python_int_names_the_function():
+    # The operator's numpy fast path raised numpy's "int too large to convert to float".
+    with pytest.raises(OverflowError, match="add: the Python int"):
+        ft.asarray([1.0]) + 2**2000
+
+
+def test_make_graph_keeps_python_scalar_arguments_weak():
+    # They were staged as strong int64/float32 inputs: int8 + 1 computed in int64.
+    g = ft.make_graph(lambda x, s: x + s)(ft.ones(2, dtype=ft.int8), 1)
+    assert g.outvars[0].aval.dtype == ft.int8
+    out = ft.fx.eval_graph(g, ft.ones(2, dtype=ft.int8), ft.asarray(1))[0]
+    assert out.dtype == ft.int8 and out.tolist() == [2, 2]
