@@ -56,6 +56,12 @@ def _stage(fun, in_tree, in_avals, where, split_pair=False):
     return pc.closed_graph(flat, in_avals, name=where)
 
 
+def _weak_avals(leaves, weak):
+    """The carries' types as the body first sees them: a Python number's stays weak, so
+    that ``0.0 + x16`` in the body is float16 (and the carry then becomes float16)."""
+    return [ShapedArray(x.shape, get_aval(x).dtype, w) for x, w in zip(leaves, weak)]
+
+
 def _promote_weak(init, weak, out_avals):
     """Weakly typed carries (Python numbers) take the dtype the body gives them, as in
     JAX; returns the new carries, or None when nothing changes."""
@@ -159,7 +165,7 @@ def while_loop(cond_fun, body_fun, init_val):
     init, tree, weak = _flatten(init_val, "while_loop")
     in_tree = tree_util.structure((init_val,))
     for attempt in range(2):
-        avals = [get_aval(x) for x in init]
+        avals = _weak_avals(init, weak)
         cg, cc, _ = _stage(cond_fun, in_tree, avals, "while_loop")
         outs = cg.out_avals
         if len(outs) != 1 or tuple(outs[0].shape) != () or outs[0].dtype != dt.bool_:
@@ -174,6 +180,7 @@ def while_loop(cond_fun, body_fun, init_val):
             raise pc.carry_mismatch(
                 "while_loop", "body_fun", _describe(tree, avals), _describe(btree, bg.out_avals)
             )
+        weak = [w and p is x for w, p, x in zip(weak, promoted, init)]
         init = promoted
     outs = pc.while_p.bind(
         *cc,
@@ -226,7 +233,8 @@ def fori_loop(lower, upper, body_fun, init_val):
     for name, b in (("lower", lo), ("upper", hi)):
         if b.shape != () or not dt.is_integer(b.dtype):
             raise TypeError(f"fori_loop: {name} must be an integer scalar, got {get_aval(b)}")
-    d = dt.result_type(lo.dtype, hi.dtype)
+    # A Python int bound is weak: ``fori_loop(0, n)`` counts in ``n``'s dtype, as in JAX.
+    d = dt.result_type(*[x if type(x) is int else b.dtype for x, b in ((lower, lo), (upper, hi))])
     lo, hi = lax.convert_element_type(lo, d), lax.convert_element_type(hi, d)
 
     def body(c):
@@ -273,7 +281,7 @@ def scan(f, init, xs=None, length=None, reverse=False):
     in_tree = tree_util.structure((init, xs))
     x_avals = [ShapedArray(x.shape[1:], get_aval(x).dtype) for x in x_leaves]
     for attempt in range(2):
-        avals = [get_aval(c) for c in carry]
+        avals = _weak_avals(carry, weak)
         g, consts, (out_c_tree, y_tree, nc) = _stage(f, in_tree, avals + x_avals, "scan", True)
         outs = g.out_avals[:nc]
         if out_c_tree == c_tree and pc.same_types(outs, avals):
@@ -283,6 +291,7 @@ def scan(f, init, xs=None, length=None, reverse=False):
             raise pc.carry_mismatch(
                 "scan", "f", _describe(c_tree, avals), _describe(out_c_tree, outs)
             )
+        weak = [w and p is x for w, p, x in zip(weak, promoted, carry)]
         carry = promoted
     res = pc.scan_p.bind(
         *consts,

@@ -1,14 +1,16 @@
 """Batching rules of the control-flow primitives (cond, while_loop, scan).
 
 Sub-graphs are batched by tracing them under a ``BatchTrace`` into new graphs
-(``batch_graph``); every batched value inside is kept at axis 0. Carries of loops are
-always batched (a carry that starts unbatched may become batched after one step).
+(``batch_graph``); every batched value inside is kept at axis 0. A carry of a loop is
+batched where it starts batched or where a step makes it so (found by iterating to a
+fixpoint, as JAX does); the others, a loop counter say, stay unbatched.
 
-- ``cond`` with an unbatched index: one cond of batched branches. With a batched index
+- ``cond`` with an unbatched index: one cond of batched branches, whose outputs are
+  batched where any branch's is. With a batched index
   (a per-lane predicate): every branch runs on every lane and ``select_n`` picks.
 - ``while_loop`` with an unbatched predicate: one loop of the batched body. With a
   batched predicate: loop while any lane's predicate holds; a step leaves the carry of
-  finished lanes as it is (``select_n`` on the per-lane predicate).
+  finished lanes as it is (``select_n`` on the per-lane predicate; every carry batched).
 - ``scan``: the batched body; batched ``xs`` carry their batch axis at 1 (the scan
   axis stays first), so stacked ``ys`` come out batched at 1.
 """
@@ -74,6 +76,23 @@ def _lane_select(pred, new, old):
     return out
 
 
+def _dims(batched):
+    return [0 if b else None for b in batched]
+
+
+def _batched_carries(body, axis_size, before, batched, after=()):
+    """Which carries are batched: those of ``batched`` and those one step of ``body``
+    (inputs: ``before`` dims, the carries, ``after`` dims) batches, to a fixpoint."""
+    while True:
+        dims = [*before, *_dims(batched), *after]
+        force = batched + [False] * (len(body.outvars) - len(batched))
+        out_dims = batch_graph(body, axis_size, dims, force)[2]
+        new = [b or d is not None for b, d in zip(batched, out_dims)]
+        if new == batched:
+            return batched
+        batched = new
+
+
 # ---------------------------------------------------------------------------------- cond
 
 
@@ -82,17 +101,28 @@ def _cond_batch(axis_size, args, dims, *, branches):
     ops, op_dims = _at_front(args[1:], dims[1:])
     n_out = len(branches[0].outvars)
     if idim is not None:
-        # A per-lane index: run every branch, pick per lane.
+        # A per-lane index: run every branch on every lane, pick per lane. A branch sees
+        # its operands as constants on the lanes that do not take it, so reverse mode
+        # sends no ``0 * inf = nan`` back through them (as JAX does).
         idx = lax.clamp(0, moveaxis(index, idim, 0), len(branches) - 1)
-        per = [run_batched(g, axis_size, ops, op_dims, [True] * n_out)[0] for g in branches]
+        ops = [bdim_at_front(x, d, axis_size) for x, d in zip(ops, op_dims)]
+        per = []
+        for i, g in enumerate(branches):
+            live = _lane_select(lax.eq(idx, i), ops, [lax.stop_gradient(x) for x in ops])
+            per.append(run_batched(g, axis_size, live, [0] * len(ops), [True] * n_out)[0])
         out = []
         for k in range(n_out):
             which = lax.broadcast_in_dim(idx, tuple(per[0][k].shape), (0,))
             out.append(lax.select_n(which, *[p[k] for p in per]))
         return out, [0] * n_out
-    parts = [batch_graph(g, axis_size, op_dims, [True] * n_out)[:2] for g in branches]
+    batched = [False] * n_out
+    for g in branches:
+        out_dims = batch_graph(g, axis_size, op_dims, [False] * n_out)[2]
+        batched = [b or d is not None for b, d in zip(batched, out_dims)]
+    parts = [batch_graph(g, axis_size, op_dims, batched)[:2] for g in branches]
     graphs, consts = pc.join_consts(parts)
-    return pc.cond_p.bind(index, *consts, *ops, branches=tuple(graphs)), [0] * n_out
+    outs = pc.cond_p.bind(index, *consts, *ops, branches=tuple(graphs))
+    return outs, _dims(batched)
 
 
 batch_rules[pc.cond_p] = _cond_batch
@@ -105,10 +135,18 @@ def _while_batch(axis_size, args, dims, *, cond_graph, body_graph, cond_nconsts,
     ncc, nbc = cond_nconsts, body_nconsts
     vals, vdims = _at_front(args, dims)
     cc, bc = vals[:ncc], vals[ncc : ncc + nbc]
-    carry = [bdim_at_front(x, d, axis_size) for x, d in zip(vals[ncc + nbc :], vdims[ncc + nbc :])]
-    nk = len(carry)
-    cg, cgc, (pdim,) = batch_graph(cond_graph, axis_size, vdims[:ncc] + [0] * nk, [False])
-    bg, bgc, _ = batch_graph(body_graph, axis_size, vdims[ncc : ncc + nbc] + [0] * nk, [True] * nk)
+    cdims, bdims, kdims = vdims[:ncc], vdims[ncc : ncc + nbc], vdims[ncc + nbc :]
+    nk = len(kdims)
+    batched = _batched_carries(body_graph, axis_size, bdims, [d is not None for d in kdims])
+    cg, cgc, (pdim,) = batch_graph(cond_graph, axis_size, cdims + _dims(batched), [False])
+    if pdim is not None:  # every lane keeps its own carry
+        batched = [True] * nk
+        cg, cgc, _ = batch_graph(cond_graph, axis_size, cdims + _dims(batched), [False])
+    carry = [
+        bdim_at_front(x, d, axis_size) if b else x
+        for x, d, b in zip(vals[ncc + nbc :], kdims, batched)
+    ]
+    bg, bgc, _ = batch_graph(body_graph, axis_size, bdims + _dims(batched), batched)
     if pdim is None:
         outs = pc.while_p.bind(
             *cgc,
@@ -121,7 +159,7 @@ def _while_batch(axis_size, args, dims, *, cond_graph, body_graph, cond_nconsts,
             cond_nconsts=len(cgc) + ncc,
             body_nconsts=len(bgc) + nbc,
         )
-        return outs, [0] * nk
+        return outs, _dims(batched)
     # A per-lane predicate: loop while any lane runs; finished lanes keep their carry.
     n_c, n_b = len(cgc) + ncc, len(bgc) + nbc
 
@@ -164,11 +202,17 @@ batch_rules[pc.while_p] = _while_batch
 def _scan_batch(axis_size, args, dims, *, body, num_consts, num_carry, length, reverse):
     nc, nk = num_consts, num_carry
     consts, c_dims = _at_front(args[:nc], dims[:nc])
-    carry = [bdim_at_front(x, d, axis_size) for x, d in zip(args[nc : nc + nk], dims[nc : nc + nk])]
+    k_dims = dims[nc : nc + nk]
     xs = [x if d is None else moveaxis(x, d, 1) for x, d in zip(args[nc + nk :], dims[nc + nk :])]
     x_dims = [None if d is None else 0 for d in dims[nc + nk :]]
     n_out = len(body.outvars)
-    bg, bconsts, _ = batch_graph(body, axis_size, c_dims + [0] * nk + x_dims, [True] * n_out)
+    batched = _batched_carries(body, axis_size, c_dims, [d is not None for d in k_dims], x_dims)
+    carry = [
+        bdim_at_front(x, d, axis_size) if b else x
+        for x, d, b in zip(args[nc : nc + nk], k_dims, batched)
+    ]
+    in_dims = c_dims + _dims(batched) + x_dims
+    bg, bconsts, out_dims = batch_graph(body, axis_size, in_dims, batched + [False] * (n_out - nk))
     outs = pc.scan_p.bind(
         *bconsts,
         *consts,
@@ -180,7 +224,8 @@ def _scan_batch(axis_size, args, dims, *, body, num_consts, num_carry, length, r
         length=length,
         reverse=reverse,
     )
-    return outs, [0] * nk + [1] * (n_out - nk)
+    y_dims = [None if d is None else 1 for d in out_dims[nk:]]
+    return outs, _dims(batched) + y_dims
 
 
 batch_rules[pc.scan_p] = _scan_batch
