@@ -115,11 +115,11 @@ def _abi() -> tuple[int, int, int, int]:
 def _integer_exponent(op, dtype) -> int | None:
     """``n`` when ``op`` is a float64 ``pow`` by a literal integer ``n``, 0 < |n| <= 64.
 
-    float64 pow is ``exp(y log|x|)``, within ``3e-16 (2 + |y ln x|)`` of the true value
-    (``mathlib.pow``); by a small integer it is computed by products instead, as XLA's
-    simplifier does, which C99's pow allows for integer exponents (signed zeros and
-    infinities included): ``x ** 2.0`` is then exact, 9.0 where exp/log gave
-    8.999999999999998. float32 already computes in float64, well within an ulp.
+    float64 pow is ``exp(y log|x|)`` (``mathlib.pow``, within its table's bound); by a
+    small integer it is computed by products instead, as XLA's simplifier does, which
+    C99's pow allows for integer exponents (signed zeros and infinities included):
+    ``x ** 2.0`` is then exact, 9.0 where plain exp/log gave 8.999999999999998. float32
+    already computes in float64, well within an ulp.
     """
     if op.prim != "pow" or np.dtype(dtype) != np.float64 or op.args[1][0] != "lit":
         return None
@@ -493,8 +493,11 @@ class _Gen:
                     return red.step(b, st, x, flat, dtype)
 
                 blocks = None
-                if red.combine is not None and _is_float(dtype):
-                    blocks = (partial(red.init, b, dtype), partial(red.combine, dtype=dtype))
+                if red.blocked and _is_float(dtype):
+                    blocks = (
+                        partial(red.init, b, dtype),  # a block's fresh partial
+                        lambda c, part, red=red, dtype=dtype: red.step(b, c, part[0], None, dtype),
+                    )
                 state = self._row_nest(bases, used, ridx, red_sizes, state, elem, blocks)
                 v = red.final(b, state, dtype, np.dtype(op.dtype))
                 row_env[r] = self._round(v, op.dtype)
@@ -524,7 +527,7 @@ class _Gen:
     def _row_nest(self, bases, used, ridx, red_sizes, state, elem, blocks=None):
         """Loops over a row's elements (the last k dims), threading ``state`` through.
 
-        With ``blocks`` (a float sum or product's ``(init, combine)``), the innermost
+        With ``blocks`` (a float sum or product's ``(init, fold)``), the innermost
         loop runs as a cascade of blocks (``ACCUMULATE_BLOCKS``), each summed into a fresh
         partial that is then combined into the level above."""
         b, B, spec = self.b, self.B, self.spec
@@ -549,7 +552,7 @@ class _Gen:
                 n = red_sizes[-1]
                 if blocks is None or not self.cascade:
                     return b.loop(b.const(0, B.i64), n, st, body)
-                init, combine = blocks
+                init, fold = blocks
 
                 def cascade(level, lo, hi, cur):
                     if level == len(ACCUMULATE_BLOCKS):
@@ -560,14 +563,12 @@ class _Gen:
                         start = b.add(lo, b.shl(k, shift))
                         end = b.add(start, b.shl(b.const(1, B.i64), shift))
                         end = b.select(b.icmp("slt", end, hi), end, hi)
-                        return combine(b, c, cascade(level + 1, start, end, init()))
+                        return fold(c, cascade(level + 1, start, end, init()))
 
-                    # ceil((hi - lo) / span) blocks, at least one (an empty row's).
+                    # ceil((hi - lo) / span) blocks: hi > lo here (rows of one block and
+                    # less take the plain loop below, and no block is empty).
                     last = b.sub(b.sub(hi, lo), b.const(1, B.i64))
                     count = b.add(b.ashr(last, shift), b.const(1, B.i64))
-                    count = b.select(
-                        b.icmp("slt", count, b.const(1, B.i64)), b.const(1, B.i64), count
-                    )
                     return b.loop(b.const(0, B.i64), count, cur, block)
 
                 # A row of one block runs the plain loop: the cascade's loops cost more

@@ -384,13 +384,14 @@ lowering_rules.update({name: _compare(name) for name in _FCMP})
 # ------------------------------------------------------------------ reductions
 class Reducer(NamedTuple):
     """A reduction's combiner: ``init`` state, ``step`` per element, ``final`` value;
-    ``combine`` (two float states -> one) where rounding makes the order matter: the
-    kernel then sums a long row in blocks (``codegen.ACCUMULATE_BLOCKS``)."""
+    ``blocked`` where rounding makes the order matter (float sums and products): the
+    kernel then accumulates a long row in blocks, folding each block's partial in with
+    ``step`` (``codegen.ACCUMULATE_BLOCKS``)."""
 
     init: object
     step: object
     final: object
-    combine: object = None
+    blocked: bool = False
 
 
 def _flags():
@@ -418,14 +419,6 @@ def _prod_step(b, st, x, idx, dtype):
     if _is_bool(dtype):
         return [b.and_(st[0], x)]
     return [b.fmul(st[0], x, _flags()) if _is_float(dtype) else b.mul(st[0], x)]
-
-
-def _sum_combine(b, st, part, dtype):
-    return [b.fadd(st[0], part[0], _flags())]
-
-
-def _prod_combine(b, st, part, dtype):
-    return [b.fmul(st[0], part[0], _flags())]
 
 
 def _first(b, st, dtype, out_dtype):
@@ -499,8 +492,8 @@ def _logical(is_and):
 
 
 reduction_rules: dict = {
-    "reduce_sum": Reducer(_acc_init(0.0, 0, 0), _sum_step, _first, _sum_combine),
-    "reduce_prod": Reducer(_acc_init(1.0, 1, 1), _prod_step, _first, _prod_combine),
+    "reduce_sum": Reducer(_acc_init(0.0, 0, 0), _sum_step, _first, blocked=True),
+    "reduce_prod": Reducer(_acc_init(1.0, 1, 1), _prod_step, _first, blocked=True),
     "reduce_max": Reducer(_extreme_init(True), _extreme_step(True), _first),
     "reduce_min": Reducer(_extreme_init(False), _extreme_step(False), _first),
     "reduce_and": _logical(True),
