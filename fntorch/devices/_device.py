@@ -153,6 +153,8 @@ def device(spec) -> Device:
             f"as in '{platform}:0'"
         )
     index = int(idx) if idx else 0
+    if platform == "cpu" and index == 0:
+        return CPU  # the common case: every asarray(device="cpu") and x.to("cpu")
     found = [d for d in devices() if d.platform == platform and d.index == index]
     if found:
         return found[0]

@@ -68,8 +68,6 @@ def check_scalar_fits(name: str, x, dtype: np.dtype) -> None:
                 f"({lo}..{hi}), the dtype it takes from the tensor operand; "
                 f"cast the tensor to a wider dtype first"
             )
-    elif -(1 << 1000) < x < 1 << 1000:  # a float holds it (up to rounding)
-        return
     elif dt.is_float(dtype):
         try:
             float(x)
@@ -82,7 +80,7 @@ def check_scalar_fits(name: str, x, dtype: np.dtype) -> None:
 
 @functools.cache
 def _int_range(dtype) -> tuple[int, int]:
-    info = np.iinfo(dtype)  # ~1 us a call: this runs for every weak int operand
+    info = np.iinfo(dtype)  # ~1 us a call: comparisons with a weak int ask every time
     return int(info.min), int(info.max)
 
 
@@ -90,9 +88,12 @@ def promote(name: str, *args, dtype=None) -> list:
     """``args`` cast to their common dtype (or to ``dtype``)."""
     if dtype is None:
         dtype = promote_dtype(name, *args)
-    for a in args:
-        check_scalar_fits(name, a, dtype)
-    return [cast(a, dtype) for a in args]
+    try:
+        return [cast(a, dtype) for a in args]
+    except OverflowError:  # numpy's message names neither the function nor the range
+        for a in args:
+            check_scalar_fits(name, a, dtype)
+        raise
 
 
 def shape_of(x) -> tuple:
@@ -103,6 +104,24 @@ def dtype_of(x):
     return dt.dtype_and_weak(x)[0] if is_pyscalar(x) else x.dtype
 
 
+def as_index(name: str, what: str, value) -> int:
+    """``value`` as an int, by ``operator.index``: a float or a string is refused rather
+    than truncated or parsed (numpy and PyTorch refuse them too); a traced value's
+    ConcretizationError passes through, its message says which argument to mark static.
+
+    >>> as_index("eye", "k", 2.5)
+    Traceback (most recent call last):
+      ...
+    TypeError: eye: k must be an integer, got 2.5
+    """
+    try:
+        return operator.index(value)
+    except ConcretizationError:
+        raise
+    except TypeError:
+        raise TypeError(f"{name}: {what} must be an integer, got {value!r}") from None
+
+
 def normalize_axis(name: str, axis, ndim: int) -> int:
     """``axis`` as a non-negative int below ``ndim``.
 
@@ -111,12 +130,7 @@ def normalize_axis(name: str, axis, ndim: int) -> int:
     >>> normalize_axis("ft.sum", -1, 3)
     2
     """
-    try:
-        a = operator.index(axis)  # not int(): 0.7 and "1" are no axes (numpy raises too)
-    except ConcretizationError:
-        raise  # a traced axis: its message says which argument to mark static
-    except TypeError:
-        raise TypeError(f"{name}: axis must be an integer, got {axis!r}") from None
+    a = as_index(name, "axis", axis)
     if not -ndim <= a < ndim:
         raise ValueError(
             f"{name}: axis {axis} is out of bounds for a tensor of rank {ndim} "

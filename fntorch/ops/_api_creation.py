@@ -17,7 +17,7 @@ from ..fx import core
 from ..fx import dtypes as dt
 from ..fx.core import Tensor, Tracer
 from . import lax
-from ._api_common import is_pyscalar
+from ._api_common import as_index, is_pyscalar
 
 __all__ = [
     "asarray", "tensor", "from_numpy", "from_dlpack", "zeros", "ones", "empty", "full",
@@ -215,14 +215,6 @@ def from_dlpack(x, /, *, device=None, copy=None) -> Tensor:
     return asarray(np.from_dlpack(x), device=device)
 
 
-def _index(v, where: str, what: str) -> int:
-    """An integer argument; a float is refused rather than truncated (as numpy does)."""
-    try:
-        return operator.index(v)
-    except TypeError:
-        raise TypeError(f"{where}: {what} must be an integer, got {v!r}") from None
-
-
 def _shape(shape, where: str) -> tuple[int, ...]:
     if isinstance(shape, (builtins.int, np.integer)):
         shape = (shape,)
@@ -408,7 +400,7 @@ def linspace(start, stop, /, num: int, *, dtype=None, device=None, endpoint: boo
     # numpy's default dtype: start and stop with a (weak) float, so float64 ends stay float64.
     dtype = _dtype(dtype, "linspace") or dt.result_type(start, stop, 1.0)
     start, stop = _scalar(start, "ft.linspace"), _scalar(stop, "ft.linspace")
-    num = _index(num, "linspace", "num")
+    num = as_index("linspace", "num", num)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
@@ -427,11 +419,11 @@ def eye(
     [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """
     dtype = _dtype(dtype, "eye") or dt.default_float
-    n = _index(n_rows, "eye", "n_rows")
-    m = n if n_cols is None else _index(n_cols, "eye", "n_cols")
+    n = as_index("eye", "n_rows", n_rows)
+    m = n if n_cols is None else as_index("eye", "n_cols", n_cols)
     if n < 0 or m < 0:
         raise ValueError(f"eye: n_rows and n_cols must be non-negative, got {n_rows}, {n_cols}")
-    return _put(np.eye(n, m, _index(k, "eye", "k"), dtype), device)
+    return _put(np.eye(n, m, as_index("eye", "k", k), dtype), device)
 
 
 def meshgrid(*arrays, indexing: str = "xy") -> tuple:
@@ -464,7 +456,7 @@ def _triangle(name: str, x, k: int, lower: bool) -> Tensor:
     if x.ndim < 2:
         raise ValueError(f"{name}: expected a tensor of rank >= 2, got shape {x.shape}")
     n, m = x.shape[-2:]
-    k = _index(k, name, "k")
+    k = as_index(name, "k", k)
     keep = np.tri(n, m, k, dtype=bool)  # lower triangle incl. the k-th diagonal
     if not lower:
         keep = ~np.tri(n, m, k - 1, dtype=bool)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..fx import dtypes as dt
 from . import lax
-from ._api_common import cast, is_pyscalar, operand, promote, promote_dtype
+from ._api_common import _int_range, cast, is_pyscalar, operand, promote, promote_dtype
 from ._api_creation import asarray
 from ._prims_elementwise import broadcast_shapes
 
@@ -371,10 +371,10 @@ def _out_of_range_comparison(fn, a, b, dtype):
     """
     if not dt.is_integer(dtype):
         return None
-    info = np.iinfo(dtype)
+    lo, hi = _int_range(dtype)
     for s, t in ((b, a), (a, b)):
-        if type(s) is builtins.int and not is_pyscalar(t) and not info.min <= s <= info.max:
-            near = info.max if s > info.max else info.min
+        if type(s) is builtins.int and not is_pyscalar(t) and not lo <= s <= hi:
+            near = hi if s > hi else lo
             value = fn(near, s) if t is a else fn(s, near)
             return lax.full(tuple(t.shape), value, dt.bool_)
     return None
@@ -779,11 +779,14 @@ def where(condition, x1, x2, /):
     c = _to_bool("where", condition, "condition")
     a, b = _binary_args("where", x1, x2)
     try:
-        broadcast_shapes("where", c.shape, a.shape, b.shape)
+        return lax.select_n(c, b, a)
     except ValueError:
-        # select_n's own message would list its operands (condition, x2, x1) unnamed
-        raise ValueError(
-            f"where: condition {tuple(c.shape)}, x1 {tuple(a.shape)} and x2 "
-            f"{tuple(b.shape)} cannot be broadcast together"
-        ) from None
-    return lax.select_n(c, b, a)
+        try:
+            broadcast_shapes("where", c.shape, a.shape, b.shape)
+        except ValueError:
+            # select_n's own message lists its operands (condition, x2, x1) unnamed
+            raise ValueError(
+                f"where: condition {tuple(c.shape)}, x1 {tuple(a.shape)} and x2 "
+                f"{tuple(b.shape)} cannot be broadcast together"
+            ) from None
+        raise

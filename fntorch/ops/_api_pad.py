@@ -126,11 +126,12 @@ def _pad_pairs(x, v, what: str) -> list:
     """``stat_length`` or ``end_values`` as one (before, after) pair per dim."""
     if v is None:
         return [(None, None)] * x.ndim
-    a = np.asarray(v)
     if what == "stat_length":
         a = _concrete_ints(v, "ft.pad (stat_length)")
         if (a < 0).any():
             raise ValueError(f"pad: stat_length must be non-negative, got {v!r}")
+    else:
+        a = np.asarray(v)
     try:
         return np.broadcast_to(a, (x.ndim, 2)).tolist()
     except ValueError:

@@ -5,12 +5,12 @@ logsumexp, softmax, log_softmax, cumsum, cumprod, top_k, diff.
 from __future__ import annotations
 
 import builtins
-import operator
 
 from ..fx import dtypes as dt
-from ..fx.core import ConcretizationError, Tensor
+from ..fx.core import Tensor
 from . import lax
 from ._api_common import (
+    as_index,
     cast,
     is_pyscalar,
     normalize_axes,
@@ -31,17 +31,6 @@ __all__ = [
 
 def _t(x) -> Tensor:
     return asarray(x) if is_pyscalar(x) else operand(x, asarray)
-
-
-def _count(name: str, arg: str, value) -> int:
-    """``value`` as an int; a float is refused rather than truncated, as numpy and
-    PyTorch refuse it."""
-    try:
-        return operator.index(value)
-    except ConcretizationError:
-        raise
-    except TypeError:
-        raise TypeError(f"{name}: {arg} must be an integer, got {value!r}") from None
 
 
 def _keep(out, axes, keepdims: bool):
@@ -91,11 +80,15 @@ prod.__doc__ = """Product over ``axis`` (all when None); small ints accumulate a
     """
 
 
+def _acc_dtype(dtype):
+    """The dtype to accumulate ``dtype`` in: float32 for half precision."""
+    return dt.float32 if dtype in (dt.float16, dt.bfloat16) else dtype
+
+
 def _float_acc(x):
     """``x`` as a float tensor to accumulate in (half precision accumulates in float32)."""
     out = x.dtype if dt.is_float(x.dtype) else dt.default_float
-    acc = dt.float32 if out in (dt.float16, dt.bfloat16) else out
-    return cast(x, acc), out
+    return cast(x, _acc_dtype(out)), out
 
 
 def _mean(x, axes):
@@ -252,8 +245,7 @@ def _scan(name, scanner, x, axis, dtype, include_initial=False, identity=0):
     # Half floats scan in float32 and round each output once, as sum does (and PyTorch
     # and JAX): rounding the running total at every step stalls it (0.1 added 3000
     # times is 32 in bfloat16).
-    acc = dt.float32 if out_dtype in (dt.float16, dt.bfloat16) else out_dtype
-    out = cast(scanner(cast(x, acc), ax), out_dtype)
+    out = cast(scanner(cast(x, _acc_dtype(out_dtype)), ax), out_dtype)
     if include_initial:
         cfg = [(0, 0, 0)] * x.ndim
         cfg[ax] = (1, 0, 0)
@@ -361,7 +353,7 @@ def top_k(x, k: int, /) -> tuple[Tensor, Tensor]:
     if x.ndim == 0:
         raise ValueError("top_k: expected a tensor of rank >= 1, got a 0-d tensor")
     n = x.shape[-1]
-    k = _count("top_k", "k", k)
+    k = as_index("top_k", "k", k)
     if not 0 <= k <= n:
         raise ValueError(f"top_k: k={k} is out of range for a last axis of size {n}")
     vals, idx = _sorted("top_k", x, -1, True, True, True)
@@ -433,7 +425,7 @@ def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Tens
 
     x = _t(x)
     ax = normalize_axis("diff", axis, x.ndim)
-    n = _count("diff", "n", n)
+    n = as_index("diff", "n", n)
     if n < 0:
         raise ValueError(f"diff: n must be non-negative, got {n}")
     if prepend is not None or append is not None:

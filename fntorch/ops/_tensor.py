@@ -112,10 +112,10 @@ def _fast_binary(ufunc, fname: str, reflected: bool):
                         if s is None:
                             try:
                                 s = _scalar_const(cache, other, v.dtype)
-                            except OverflowError:  # ft.<fname> words the error
-                                f = getattr(_api, fname)
-                                return f(other, self) if reflected else f(self, other)
-                        return _new_tensor(ufunc(s, v) if reflected else ufunc(v, s))
+                            except OverflowError:  # the general path's ft.<fname> words it
+                                s = None
+                        if s is not None:
+                            return _new_tensor(ufunc(s, v) if reflected else ufunc(v, s))
             elif t is Tensor:
                 ov = other._value
                 if type(v) is _ndarray and type(ov) is _ndarray and ov.dtype is v.dtype:

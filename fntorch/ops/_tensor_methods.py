@@ -114,9 +114,6 @@ _BINARY = {
     "matmul": "matmul",
 }  # fmt: skip
 
-# PyTorch's fixed-rank products: method -> (rank of self, rank of other). Each is a matmul
-# that PyTorch refuses for other ranks (x.dot of matrices, x.mm of a vector).
-_RANKED_PRODUCTS = {"mm": (2, 2), "bmm": (3, 3), "mv": (2, 1), "dot": (1, 1)}
 
 # Reductions over dim/axis with keepdim/keepdims: method -> ft function.
 _REDUCTIONS = {
@@ -186,8 +183,7 @@ for _m, _f in _BINARY.items():
 def _ranked_product(name: str, ranks: tuple):
     def method(self, other):
         other = other if isinstance(other, Tensor) else _api.asarray(other)
-        batch_ok = name != "bmm" or self.shape[0] == other.shape[0]
-        if (self.ndim, other.ndim) != ranks or not batch_ok:
+        if (self.ndim, other.ndim) != ranks or (name == "bmm" and self.shape[0] != other.shape[0]):
             raise ValueError(
                 f"Tensor.{name}: expected tensors of ranks {ranks}"
                 f"{' with equal batch sizes' if name == 'bmm' else ''}, got shapes "
@@ -199,12 +195,15 @@ def _ranked_product(name: str, ranks: tuple):
 
 
 # An example per fixed-rank product: (shape of x, shape of y, shape of x.<m>(y)).
+# PyTorch's fixed-rank products, each a matmul that PyTorch refuses for other ranks (x.dot
+# of matrices, x.mm of a vector): method -> example shapes (self, other, result), whose
+# lengths are the ranks.
 _PRODUCT_SHAPES = {
     "mm": ((2, 3), (3, 4), (2, 4)), "bmm": ((5, 2, 3), (5, 3, 4), (5, 2, 4)),
     "mv": ((2, 3), (3,), (2,)), "dot": ((3,), (3,), ()),
 }  # fmt: skip
-for _m, _r in _RANKED_PRODUCTS.items():
-    _xs, _ys, _out = _PRODUCT_SHAPES[_m]
+for _m, (_xs, _ys, _out) in _PRODUCT_SHAPES.items():
+    _r = (len(_xs), len(_ys))
     _attach(
         _m, _ranked_product(_m, _r),
         f"``x.{_m}(y)``: ``ft.matmul`` of tensors of ranks {_r}, as PyTorch's (other ranks "
