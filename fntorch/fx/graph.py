@@ -410,7 +410,7 @@ class GraphTrace(Trace):
         trace's work is (``stage_all=False``), inlined if it touches this trace's tracers
         and handed to the parent otherwise, as a primitive would be."""
         if not self.stage_all:
-            if any(isinstance(a, GraphTracer) and a._trace is self for a in args):
+            if any(map(self.is_own, args)):
                 return call.inline(*args)
             with set_current_trace(self.parent):
                 return call.bind_with(list(args))
@@ -420,10 +420,9 @@ class GraphTrace(Trace):
             return call.inline(*args)
         avals = [get_aval(a) for a in args]
         g, _ = trace_to_graph(lambda *xs: (call.inline(*xs), None), avals, name=kind)
-        # Closed as control flow's graphs are: its consts are inputs, ahead of the args.
-        inputs = [self.lift(c, kind) for c in g.consts] + [self.lift(a, kind) for a in args]
-        closed = Graph(g.constvars + g.invars, g.outvars, g.eqns)
-        params = {"kind": kind, "call": call, "graph": closed, "num_consts": len(g.consts)}
+        closed, consts = hoist_consts(g)  # closed as control flow's graphs are
+        inputs = [self.lift(c, kind) for c in consts] + [self.lift(a, kind) for a in args]
+        params = {"kind": kind, "call": call, "graph": closed, "num_consts": len(consts)}
         outs = [Var(v.aval) for v in g.outvars]
         self.eqns.append(Eqn(custom_call, inputs, outs, params))
         return [GraphTracer(self, v) for v in outs]
@@ -434,6 +433,21 @@ class GraphTrace(Trace):
         return Graph(
             list(self.invars), outvars, list(self.eqns), list(self.constvars), list(self.consts)
         )
+
+
+def hoist_consts(g: Graph) -> tuple[Graph, list]:
+    """``g`` with its consts turned into leading inputs, and those consts (how control
+    flow's graphs and staged custom calls are closed).
+
+    >>> import fntorch as ft, numpy as np
+    >>> g = ft.make_graph(lambda x: x * np.arange(3.0, dtype=np.float32))(ft.ones(3))
+    >>> closed, consts = hoist_consts(g)
+    >>> len(closed.invars), len(consts), closed.constvars
+    (2, 1, [])
+    """
+    if not g.constvars:
+        return g, []
+    return Graph(list(g.constvars) + list(g.invars), list(g.outvars), list(g.eqns)), list(g.consts)
 
 
 def trace_to_graph(fun, in_avals, *, name: str = "make_graph", stage_all: bool = True):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..fx import dtypes as dt
 from ..fx.core import Primitive, ShapedArray, abstract_eval_rules
-from ..fx.graph import Graph, Var, trace_to_graph
+from ..fx.graph import Graph, Var, hoist_consts, trace_to_graph
 
 __all__ = [
     "cond_p", "while_p", "scan_p", "closed_graph", "hoist_consts", "join_consts",
@@ -48,13 +48,6 @@ def same_types(a, b) -> bool:
     return len(a) == len(b) and all(
         tuple(x.shape) == tuple(y.shape) and x.dtype == y.dtype for x, y in zip(a, b)
     )
-
-
-def hoist_consts(g: Graph) -> tuple[Graph, list]:
-    """``g`` with its consts turned into leading inputs, and those consts."""
-    if not g.constvars:
-        return g, []
-    return Graph(list(g.constvars) + list(g.invars), list(g.outvars), list(g.eqns)), list(g.consts)
 
 
 def closed_graph(fun, in_avals, name: str = "control flow"):

@@ -14,7 +14,6 @@ import numpy as np
 from .. import tree as tree_util
 from ..fx import dtypes as dt
 from ..fx.core import (
-    ShapedArray,
     Tensor,
     Tracer,
     as_tensor_leaf,
@@ -52,8 +51,15 @@ _as_tensor = as_tensor_leaf
 
 
 def _flatten_args(args, where):
+    _, flat, treedef = _flatten_raw(args, where)
+    return flat, treedef
+
+
+def _flatten_raw(args, where):
+    """``args``' leaves as given (a Python scalar stays one: weak), as tensors, and the
+    tree structure."""
     leaves, treedef = tree_util.flatten(args)
-    return [_as_tensor(x, where) for x in leaves], treedef
+    return leaves, [_as_tensor(x, where) for x in leaves], treedef
 
 
 def _flat_fun(fun, in_tree, out_box, where, has_aux=False):
@@ -590,9 +596,9 @@ def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None):
                 f"(in_axes structure {tree_util.structure(in_axes)}, arguments structure "
                 f"{tree_util.structure(args)})"
             )
-        flat, in_tree = _flatten_args(args, f"vmap({name})")
+        raw, flat, in_tree = _flatten_raw(args, f"vmap({name})")
         axes = _broadcast_prefix(in_axes, args, "in_axes")
-        kw_flat, kw_tree = _flatten_args(kwargs, f"vmap({name})")
+        kw_raw, kw_flat, kw_tree = _flatten_raw(kwargs, f"vmap({name})")
         flat_all = flat + kw_flat
         axes_all = list(axes) + [0] * len(kw_flat)
         size = _batch_size(name, flat_all, axes_all, axis_size, len(flat))
@@ -600,12 +606,11 @@ def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None):
             trace = BatchTrace(current_trace(), size, "vmap")
         else:
             trace = _AdoptingBatchTrace(current_trace(), size, _adopt)
-        raw_all = tree_util.leaves(args) + tree_util.leaves(kwargs)
         ins = []
-        for x, raw, ax in zip(flat_all, raw_all, axes_all):
+        for x, leaf, ax in zip(flat_all, raw + kw_raw, axes_all):
             if ax is None:
                 # An unmapped Python scalar stays weak, as it is eagerly and under jit.
-                ins.append(raw if type(raw) in (bool, int, float) else x)
+                ins.append(leaf if type(leaf) in (bool, int, float) else x)
             else:
                 ins.append(BatchTracer(trace, x, ax % x.ndim))
         try:
@@ -706,7 +711,7 @@ def make_graph(fun: Callable, static_argnums=()):
     def staged(*args, **kwargs):
         nums = _check_argnums(static, len(args), "make_graph static_argnums") if static else ()
         dyn = [a for i, a in enumerate(args) if i not in nums]
-        flat, in_tree = _flatten_args((tuple(dyn), kwargs), "make_graph")
+        raw, flat, in_tree = _flatten_raw((tuple(dyn), kwargs), "make_graph")
 
         def flat_fun(*xs):
             dyn_args, kw = tree_util.unflatten(in_tree, list(xs))
@@ -716,14 +721,9 @@ def make_graph(fun: Callable, static_argnums=()):
             leaves = [_as_tensor(o, "make_graph") for o in tree_util.leaves(out)]
             return leaves, None
 
-        # A Python scalar argument stays weak, as under jit: x + 1 keeps an int8 x's dtype.
-        raw = tree_util.leaves((tuple(dyn), kwargs))
-        avals = [
-            ShapedArray((), dt.dtype_and_weak(r)[0], True)
-            if type(r) in (bool, int, float)
-            else get_aval(x)
-            for r, x in zip(raw, flat)
-        ]
+        # A Python scalar argument stays weak (its own aval), as under jit: x + 1 keeps an
+        # int8 x's dtype.
+        avals = [get_aval(r if type(r) in (bool, int, float) else x) for r, x in zip(raw, flat)]
         graph, _ = trace_to_graph(flat_fun, avals)
         return graph
 

@@ -29,7 +29,7 @@ from ..fx.core import (
     current_trace,
     get_aval,
 )
-from ..fx.graph import Graph, eval_graph, trace_to_graph
+from ..fx.graph import eval_graph, hoist_consts, trace_to_graph
 from . import ad
 from .ad import Zero, instantiate, jvp_rules, transpose_rules
 from .batching import BatchTrace, BatchTracer, batch_rules
@@ -561,8 +561,7 @@ def checkpoint(fun, *, static_argnums=()):
 
         # Custom calls inside stay custom_call equations, which keep their rules.
         graph, _ = trace_to_graph(staged, [get_aval(x) for x in flat], name="checkpoint")
-        closed = Graph(graph.constvars + graph.invars, graph.outvars, graph.eqns)
-        consts = list(graph.consts)
+        closed, consts = hoist_consts(graph)
 
         def fun_flat(xs):
             return _to_tensors(eval_graph(closed, *xs), "checkpoint")

@@ -377,8 +377,8 @@ class JitFunction:
                     "tensor, an array or a number (or a pytree of them). Mark an argument "
                     "that configures the function static (static_argnums or static_argnames)."
                 )
-            if isinstance(v, np.generic):  # an eager full reduction's value: a 0-d CPU array
-                v = np.asarray(v)
+            if type(v) is not np.ndarray and isinstance(v, np.generic):
+                v = np.asarray(v)  # an eager full reduction's value: a 0-d CPU array
             bufs.append(v)
             if type(v) is np.ndarray:
                 sig.append((v.shape, v.dtype))

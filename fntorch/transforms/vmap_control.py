@@ -82,14 +82,16 @@ def _dims(batched):
 
 def _batched_carries(body, axis_size, before, batched, after=()):
     """Which carries are batched: those of ``batched`` and those one step of ``body``
-    (inputs: ``before`` dims, the carries, ``after`` dims) batches, to a fixpoint."""
+    (inputs: ``before`` dims, the carries, ``after`` dims) batches, to a fixpoint; and
+    ``batch_graph``'s result for the body with those carries batched (forced, with the
+    other outputs left as they come)."""
     while True:
         dims = [*before, *_dims(batched), *after]
         force = batched + [False] * (len(body.outvars) - len(batched))
-        out_dims = batch_graph(body, axis_size, dims, force)[2]
-        new = [b or d is not None for b, d in zip(batched, out_dims)]
+        res = batch_graph(body, axis_size, dims, force)
+        new = [b or d is not None for b, d in zip(batched, res[2])]
         if new == batched:
-            return batched
+            return batched, res
         batched = new
 
 
@@ -106,9 +108,9 @@ def _cond_batch(axis_size, args, dims, *, branches):
         # sends no ``0 * inf = nan`` back through them (as JAX does).
         idx = lax.clamp(0, moveaxis(index, idim, 0), len(branches) - 1)
         ops = [bdim_at_front(x, d, axis_size) for x, d in zip(ops, op_dims)]
-        per = []
+        per, frozen = [], [lax.stop_gradient(x) for x in ops]
         for i, g in enumerate(branches):
-            live = _lane_select(lax.eq(idx, i), ops, [lax.stop_gradient(x) for x in ops])
+            live = _lane_select(lax.eq(idx, i), ops, frozen)
             per.append(run_batched(g, axis_size, live, [0] * len(ops), [True] * n_out)[0])
         out = []
         for k in range(n_out):
@@ -137,16 +139,18 @@ def _while_batch(axis_size, args, dims, *, cond_graph, body_graph, cond_nconsts,
     cc, bc = vals[:ncc], vals[ncc : ncc + nbc]
     cdims, bdims, kdims = vdims[:ncc], vdims[ncc : ncc + nbc], vdims[ncc + nbc :]
     nk = len(kdims)
-    batched = _batched_carries(body_graph, axis_size, bdims, [d is not None for d in kdims])
+    batched, (bg, bgc, _) = _batched_carries(
+        body_graph, axis_size, bdims, [d is not None for d in kdims]
+    )
     cg, cgc, (pdim,) = batch_graph(cond_graph, axis_size, cdims + _dims(batched), [False])
     if pdim is not None:  # every lane keeps its own carry
         batched = [True] * nk
         cg, cgc, _ = batch_graph(cond_graph, axis_size, cdims + _dims(batched), [False])
+        bg, bgc, _ = batch_graph(body_graph, axis_size, bdims + _dims(batched), batched)
     carry = [
         bdim_at_front(x, d, axis_size) if b else x
         for x, d, b in zip(vals[ncc + nbc :], kdims, batched)
     ]
-    bg, bgc, _ = batch_graph(body_graph, axis_size, bdims + _dims(batched), batched)
     if pdim is None:
         outs = pc.while_p.bind(
             *cgc,
@@ -205,14 +209,13 @@ def _scan_batch(axis_size, args, dims, *, body, num_consts, num_carry, length, r
     k_dims = dims[nc : nc + nk]
     xs = [x if d is None else moveaxis(x, d, 1) for x, d in zip(args[nc + nk :], dims[nc + nk :])]
     x_dims = [None if d is None else 0 for d in dims[nc + nk :]]
-    n_out = len(body.outvars)
-    batched = _batched_carries(body, axis_size, c_dims, [d is not None for d in k_dims], x_dims)
+    batched, (bg, bconsts, out_dims) = _batched_carries(
+        body, axis_size, c_dims, [d is not None for d in k_dims], x_dims
+    )
     carry = [
         bdim_at_front(x, d, axis_size) if b else x
         for x, d, b in zip(args[nc : nc + nk], k_dims, batched)
     ]
-    in_dims = c_dims + _dims(batched) + x_dims
-    bg, bconsts, out_dims = batch_graph(body, axis_size, in_dims, batched + [False] * (n_out - nk))
     outs = pc.scan_p.bind(
         *bconsts,
         *consts,
