@@ -102,3 +102,46 @@ def test_without_openblas_calls_numpy(monkeypatch):
     a = np.arange(6, dtype=np.float64).reshape(2, 3)
     out = np.empty((2, 2))
     np.testing.assert_array_equal(_products().matmul(a, a.T, out), a @ a.T)
+
+
+# ------------------------------------------------------- the layout a product is written in
+
+
+def _product_reader_variants(jitted, *args):
+    """The variants compiled for the kernels of ``jitted``'s program, per kernel."""
+    program = jitted.lower(*args)._entry.program
+    jitted(*args)
+    return [sorted(v for v, _ in k._fns) for k in program.kernels if hasattr(k, "_fns")]
+
+
+def test_vmapped_matvec_product_is_written_as_its_reader_reads_it():
+    # vmap of W @ x makes (out, batch) and moves the batch axis first: the tanh kernel
+    # reads the product along its innermost axis only if the product is written flipped.
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((16, 24)).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+    x = rng.standard_normal((8, 24)).astype(np.float32)
+    f = ft.jit(ft.vmap(lambda x: ft.tanh(ft.asarray(w) @ x + ft.asarray(b))))
+    np.testing.assert_allclose(np.asarray(f(x)), np.tanh(x @ w.T + b), rtol=1e-5, atol=1e-6)
+    (variants,) = _product_reader_variants(f, x)
+    assert all("g" not in v for v in variants), variants
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda a, b: ft.tanh(ft.matrix_transpose(a @ b)),  # batched, read flipped
+        lambda a, b: (ft.matrix_transpose(a @ b) + 1.0, a @ b),  # the product escapes
+        lambda a, b: ft.exp(a @ b)[..., :5, :5] + ft.matrix_transpose(a @ b)[..., :5, :5],  # both
+        lambda a, b: ft.sum(ft.tanh(ft.einsum("bij,bjk->kbi", a, b)), axis=0),
+        lambda a, b: ft.tanh(ft.einsum("bij,bjk->bki", a, b)).reshape(3, -1),
+    ],
+)
+def test_products_read_through_views_equal_eager(fn):
+    rng = np.random.default_rng(1)
+    a = ft.asarray(rng.standard_normal((3, 5, 7)).astype(np.float32))
+    b = ft.asarray(rng.standard_normal((3, 7, 6)).astype(np.float32))
+    want = ft.tree.leaves(fn(a, b))
+    got = ft.tree.leaves(ft.jit(fn)(a, b))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5)
