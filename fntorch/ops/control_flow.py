@@ -43,9 +43,14 @@ def _stage(fun, in_tree, in_avals, where, split_pair=False):
         out = fun(*tree_util.unflatten(in_tree, list(xs)))
         if split_pair:
             if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError(
-                    f"{where}: the function must return a pair (carry, y), got {type(out).__name__}"
-                )
+                # A traced output's class (GraphTracer) would tell the user nothing.
+                if isinstance(out, Tensor):
+                    got = get_aval(out).str_short()
+                elif isinstance(out, (tuple, list)):
+                    got = f"a {type(out).__name__} of length {len(out)}"
+                else:
+                    got = type(out).__name__
+                raise TypeError(f"{where}: f must return a pair (carry, y), got {got}")
             c_leaves, c_tree = tree_util.flatten(out[0])
             y_leaves, y_tree = tree_util.flatten(out[1])
             leaves, trees = c_leaves + y_leaves, (c_tree, y_tree, len(c_leaves))
@@ -160,9 +165,20 @@ def while_loop(cond_fun, body_fun, init_val):
     >>> ft.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 2.0), (0, 1.0))[1].item()
     32.0
     """
+    return _while_loop(cond_fun, body_fun, init_val)
+
+
+def _with_weak(weak, weak_leaves):
+    return [w or k in weak_leaves for k, w in enumerate(weak)]
+
+
+def _while_loop(cond_fun, body_fun, init_val, weak_leaves=()):
+    """``while_loop``, with the carry leaves at ``weak_leaves`` weakly typed as if they
+    were Python numbers (``fori_loop``'s counter: a concrete tensor never is weak)."""
     check_callable("while_loop", "cond_fun", cond_fun)
     check_callable("while_loop", "body_fun", body_fun)
     init, tree, weak = _flatten(init_val, "while_loop")
+    weak = _with_weak(weak, weak_leaves)
     in_tree = tree_util.structure((init_val,))
     for attempt in range(2):
         avals = _weak_avals(init, weak)
@@ -205,6 +221,37 @@ def _static_int(x) -> bool:
     )
 
 
+def _checked_body(body_fun):
+    """``body_fun`` with its carry checked as ``fori_loop``'s own: the loop it lowers to
+    carries the counter too, and its errors would name that loop and show the counter.
+    A weakly typed (Python number) carry may change dtype: the loop promotes it."""
+
+    def body(i, x):
+        out = body_fun(i, x)
+        ins, in_tree = tree_util.flatten(x)
+        outs, out_tree = tree_util.flatten(out)
+        in_avals = [get_aval(v) for v in ins]
+        out_avals = [get_aval(_as_tensor(o, "fori_loop")) for o in outs]
+        if out_tree != in_tree or any(
+            tuple(a.shape) != tuple(b.shape) or (a.dtype != b.dtype and not a.weak_type)
+            for a, b in zip(in_avals, out_avals)
+        ):
+            raise pc.carry_mismatch(
+                "fori_loop",
+                "body_fun",
+                _describe(in_tree, in_avals),
+                _describe(out_tree, out_avals),
+            )
+        return out
+
+    return body
+
+
+def _next(i):
+    # ``i + 1`` of two weak ints would take the default int dtype, not the counter's.
+    return i + lax.full((), 1, i.dtype)
+
+
 def fori_loop(lower, upper, body_fun, init_val):
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``.
 
@@ -218,16 +265,20 @@ def fori_loop(lower, upper, body_fun, init_val):
     12.0
     """
     check_callable("fori_loop", "body_fun", body_fun)
+    body_fun = _checked_body(body_fun)
     if _static_int(lower) and _static_int(upper):
         lo, hi = int(lower), int(upper)
         d = dt.result_type(*[x.dtype if isinstance(x, Tensor) else x for x in (lower, upper)])
 
         def step(carry, _):
             i, x = carry
-            return (i + 1, body_fun(i, x)), None
+            return (_next(i), body_fun(i, x)), None
 
+        # As in JAX, the counter is weak (JAX makes static bounds Python ints): an int8
+        # carry may add it and stay int8.
         i0 = Tensor(np.asarray(lo, d))
-        (_, out), _ = scan(step, (i0, init_val), None, length=max(hi - lo, 0))
+        n = max(hi - lo, 0)
+        (_, out), _ = _scan(step, (i0, init_val), None, length=n, weak_leaves=(0,))
         return out
     lo, hi = _as_tensor(lower, "fori_loop"), _as_tensor(upper, "fori_loop")
     for name, b in (("lower", lo), ("upper", hi)):
@@ -236,12 +287,15 @@ def fori_loop(lower, upper, body_fun, init_val):
     # A Python int bound is weak: ``fori_loop(0, n)`` counts in ``n``'s dtype, as in JAX.
     d = dt.result_type(*[x if type(x) is int else b.dtype for x, b in ((lower, lo), (upper, hi))])
     lo, hi = lax.convert_element_type(lo, d), lax.convert_element_type(hi, d)
+    # The counter starts at ``lower``, and is weak where ``lower`` is, as in JAX.
+    weak_lower = type(lower) is int or bool(getattr(lower, "weak_type", False))
 
     def body(c):
         i, u, x = c
-        return i + 1, u, body_fun(i, x)
+        return _next(i), u, body_fun(i, x)
 
-    _, _, out = while_loop(lambda c: c[0] < c[1], body, (lo, hi, init_val))
+    weak_leaves = (0,) if weak_lower else ()
+    _, _, out = _while_loop(lambda c: c[0] < c[1], body, (lo, hi, init_val), weak_leaves)
     return out
 
 
@@ -258,8 +312,14 @@ def scan(f, init, xs=None, length=None, reverse=False):
     >>> carry.item(), ys.tolist()
     (6.0, [0.0, 2.0, 9.0])
     """
+    return _scan(f, init, xs, length, reverse)
+
+
+def _scan(f, init, xs=None, length=None, reverse=False, weak_leaves=()):
+    """``scan``, with the carry leaves at ``weak_leaves`` weak (see ``_while_loop``)."""
     check_callable("scan", "f", f)
     carry, c_tree, weak = _flatten(init, "scan")
+    weak = _with_weak(weak, weak_leaves)
     x_leaves, _, _ = _flatten(xs, "scan")
     lengths = set()
     for x in x_leaves:
@@ -269,6 +329,8 @@ def scan(f, init, xs=None, length=None, reverse=False):
             )
         lengths.add(x.shape[0])
     if length is not None:
+        if int(length) < 0:
+            raise ValueError(f"scan: length must be a non-negative integer, got {length}")
         lengths.add(int(length))
     if len(lengths) != 1:
         got = sorted(lengths)

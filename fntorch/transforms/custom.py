@@ -7,7 +7,9 @@ trace vmaps the function and the rules and hands the batched call to its parent.
 
 Reverse mode of custom_vjp and checkpoint goes through one linear primitive,
 ``custom_lin``, staged into the linear graph with the user's backward function as a
-param; its transpose rule calls that function. So ``vjp = linearize + transpose`` holds
+param; its transpose rule calls that function. The residuals are its leading operands
+(constants of the linear map), not values the param closes over: cond and scan move a
+body's linear part into a graph of its own and carry only operands along. So ``vjp = linearize + transpose`` holds
 for them too, and checkpoint recomputes its forward pass inside the backward pass.
 """
 
@@ -302,14 +304,14 @@ def _rule_tangent(t, out, where):
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 
 
-def _custom_lin_abstract(*tangents, out_avals, bwd, jvp_fallback):
+def _custom_lin_abstract(*args, num_res, out_avals, bwd, jvp_fallback):
     return list(out_avals)
 
 
 abstract_eval_rules[custom_lin_p] = _custom_lin_abstract
 
 
-def _custom_lin_forward(*tangents, out_avals, bwd, jvp_fallback):
+def _custom_lin_forward(*args, num_res, out_avals, bwd, jvp_fallback):
     # Reached only when tangents are concrete: forward mode proper, not linearization.
     if jvp_fallback is None:
         raise TypeError(
@@ -318,37 +320,41 @@ def _custom_lin_forward(*tangents, out_avals, bwd, jvp_fallback):
         )
     from ..fx.core import Tensor
 
-    return [o._value if isinstance(o, Tensor) else o for o in jvp_fallback(list(tangents))]
+    res, tangents = list(args[:num_res]), list(args[num_res:])
+    return [o._value if isinstance(o, Tensor) else o for o in jvp_fallback(res, tangents)]
 
 
 cpu_impls[custom_lin_p] = _custom_lin_forward
 
 
-def _custom_lin_jvp(primals, tangents, *, out_avals, bwd, jvp_fallback):
-    out = custom_lin_p.bind(*primals, out_avals=out_avals, bwd=bwd, jvp_fallback=jvp_fallback)
-    tout = custom_lin_p.bind(
-        *map(instantiate, tangents), out_avals=out_avals, bwd=bwd, jvp_fallback=jvp_fallback
-    )
+def _custom_lin_jvp(primals, tangents, *, num_res, **params):
+    # Linear in its tangent operands; the residuals are constants of the linear map.
+    res = primals[:num_res]
+    out = custom_lin_p.bind(*primals, num_res=num_res, **params)
+    tout = custom_lin_p.bind(*res, *map(instantiate, tangents[num_res:]), num_res=num_res, **params)
     return out, tout
 
 
 jvp_rules[custom_lin_p] = _custom_lin_jvp
 
 
-def _custom_lin_transpose(cts, *args, out_avals, bwd, jvp_fallback):
+def _custom_lin_transpose(cts, *args, num_res, out_avals, bwd, jvp_fallback):
     cts = [instantiate(c) if type(c) is Zero else c for c in cts]
-    return bwd(cts)
+    return [None] * num_res + list(bwd(list(args[:num_res]), cts))
 
 
 transpose_rules[custom_lin_p] = _custom_lin_transpose
 
 
-def _custom_lin_batch(axis_size, args, dims, *, out_avals, bwd, jvp_fallback):
+def _custom_lin_batch(axis_size, args, dims, *, num_res, out_avals, bwd, jvp_fallback):
     if jvp_fallback is None:
-        _custom_lin_forward(out_avals=out_avals, bwd=bwd, jvp_fallback=None)
+        _custom_lin_forward(num_res=0, out_avals=out_avals, bwd=bwd, jvp_fallback=None)
     from .api import vmap
 
-    outs = vmap(jvp_fallback, in_axes=(list(dims),), axis_size=axis_size)(list(args))
+    in_axes = (list(dims[:num_res]), list(dims[num_res:]))
+    outs = vmap(jvp_fallback, in_axes=in_axes, axis_size=axis_size)(
+        list(args[:num_res]), list(args[num_res:])
+    )
     return outs, [0] * len(outs)
 
 
@@ -367,13 +373,33 @@ class _VJPCall(_Call):
     def jvp(self, primals, tangents):
         outs, res = self.fwd_flat(primals)
         out_avals = tuple(ad.tangent_aval(ShapedArray(o.shape, o.dtype)) for o in outs)
+        # The residuals (and, for the forward fallback, the primals) are operands, not
+        # values closed over by ``bwd``: a control-flow rule that stages the linear map
+        # hoists its operands, but would leave closed-over tracers behind, dead.
+        leaves, res_tree = tree_util.flatten(res)
+        is_dyn = [isinstance(x, Tensor) for x in leaves]
+        static = [None if d else x for x, d in zip(leaves, is_dyn)]
+        ops = [x for x, d in zip(leaves, is_dyn) if d]
+        n = len(ops)
+
+        def bwd(vals, cts):
+            it = iter(vals[:n])
+            full = [next(it) if d else x for x, d in zip(static, is_dyn)]
+            return self.bwd_flat(tree_util.unflatten(res_tree, full), cts)
+
         fallback = None
         if self.jvp_fallback is not None:
-            fallback = functools.partial(self.jvp_fallback, primals)
+            ops += list(primals)
+
+            def fallback(vals, ts):
+                return self.jvp_fallback(vals[n:], ts)
+
         touts = custom_lin_p.bind(
+            *ops,
             *[instantiate(t) for t in tangents],
+            num_res=len(ops),
             out_avals=out_avals,
-            bwd=functools.partial(self.bwd_flat, res),
+            bwd=bwd,
             jvp_fallback=fallback,
         )
         return outs, touts
