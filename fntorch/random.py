@@ -11,10 +11,10 @@ on, the default since JAX 0.5); ``uniform`` with another range than [0, 1) agree
 ulp (XLA fuses its scale-and-shift into an FMA) and the draws that go through
 ``erf_inv``/``log`` (``normal``, ``truncated_normal``, ``gumbel``) to the rounding of
 those functions. Eager and compiled draws are the same for float32, float16 and bfloat16
-``normal`` and ``truncated_normal`` (the compiled float32 ``erf_inv`` computes in
-float64 and rounds once, as the eager one does: ~15 ms per 2**20 draws under ``jit``);
-float64 ones agree to ``erf_inv``'s float64 bound (~1e-12 in the tails), and
-``gumbel``'s ``log`` can differ by an ulp between eager numpy and a compiled kernel.
+``normal``, ``truncated_normal`` and ``gumbel`` (``erf_inv``, ``erf`` and ``log``
+compute in float64 and round once, eagerly and compiled: ~15 ms per 2**20 draws under
+``jit``); float64 ones agree to ``erf_inv``'s float64 bound (~1e-12 in the tails), and
+float64 ``gumbel``'s ``log`` can differ by an ulp between eager numpy and a kernel.
 
 >>> import fntorch as ft
 >>> k = ft.random.key(0)
@@ -132,8 +132,8 @@ def _check_key(name: str, k) -> Tensor:
 
 def _check_shape(name: str, shape, *param_shapes) -> tuple:
     """A static shape (an int or a sequence of ints >= 0) that the parameter shapes broadcast to."""
-    if isinstance(shape, Tensor):
-        shape = tuple(shape.tolist())  # a concrete shape tensor; a traced one raises
+    if isinstance(shape, (Tensor, np.ndarray)):
+        shape = shape.tolist()  # a concrete shape array (0-d: one int); a traced one raises
     if not isinstance(shape, Sequence):
         shape = (shape,)
     try:
@@ -299,8 +299,13 @@ def _uniform(k, shape, dtype, minval, maxval):
     # is exact), so this gives JAX's floats bit for bit without a bitcast primitive.
     m = lax.shift_right_logical(b, np.asarray(rng_bits - nmant, _UINT[nbits])[()])
     floats = lax.mul(lax.convert_element_type(m, dtype), np.asarray(2.0**-nmant, dtype)[()])
-    scaled = lax.add(lax.mul(floats, lax.sub(maxval, minval)), minval)
-    return _as_shape(lax.max(minval, scaled), shape)
+    scaled = lax.max(minval, lax.add(lax.mul(floats, lax.sub(maxval, minval)), minval))
+    # The scale-and-shift rounds up to maxval for ~1 in 7 ranges when floats is its
+    # largest value (1 draw in 2**nmant: ~1e-3 in float16). Only those draws move below
+    # maxval: an empty range (minval >= maxval) still gives minval with JAX's gradients.
+    below = lax.nextafter(lax.stop_gradient(maxval), np.asarray(-np.inf, dtype)[()])
+    at_max = lax.bitwise_and(lax.ge(scaled, maxval), lax.lt(minval, maxval))
+    return _as_shape(lax.select(at_max, below, scaled), shape)
 
 
 def _as_shape(x, shape):
@@ -327,6 +332,18 @@ def normal(key, shape=(), dtype=_dt.float32) -> Tensor:
     return lax.mul(np.asarray(np.sqrt(2.0), dtype)[()], lax.erf_inv(u))
 
 
+def _rounded_once(fn, x, dtype):
+    """``fn(x)`` computed in float64 and rounded once to ``dtype``.
+
+    numpy's float32 ``erf`` and ``log`` and the compiled kernels' differ by an ulp for a
+    third to a half of all inputs, so draws through them differed between eager and
+    ``jit``; rounding float64 results makes them agree (and nearer the exact value).
+    """
+    if np.dtype(dtype).itemsize >= 8:
+        return fn(x)
+    return lax.convert_element_type(fn(lax.convert_element_type(x, _dt.float64)), dtype)
+
+
 def truncated_normal(key, lower, upper, shape=None, dtype=_dt.float32) -> Tensor:
     """Standard normal samples conditioned on ``lower < x < upper`` (by inverse CDF), as JAX.
 
@@ -345,8 +362,8 @@ def truncated_normal(key, lower, upper, shape=None, dtype=_dt.float32) -> Tensor
         shape = _check_shape("truncated_normal", shape, _shape_of(lower), _shape_of(upper))
     sqrt2 = np.asarray(np.sqrt(2.0), dtype)[()]
     lower, upper = _param(lower, dtype), _param(upper, dtype)
-    a = lax.erf(lax.div(lower, sqrt2))
-    b = lax.erf(lax.div(upper, sqrt2))
+    a = _rounded_once(lax.erf, lax.div(lower, sqrt2), dtype)
+    b = _rounded_once(lax.erf, lax.div(upper, sqrt2), dtype)
     out = lax.mul(sqrt2, lax.erf_inv(_uniform(k, shape, dtype, a, b)))
     # Clamped into the open interval: rounding (or u == a) could land on a bound.
     inf = np.asarray(np.inf, dtype)[()]
@@ -407,14 +424,16 @@ def _check_bounds(minval, maxval):
     """ValueError when concrete bounds give an empty range (traced ones follow JAX: minval)."""
     if isinstance(minval, Tracer) or isinstance(maxval, Tracer):
         return
-    as_array = lambda v: np.asarray(int(v) if type(v) is float else v)
-    lo, hi = np.broadcast_arrays(as_array(minval), as_array(maxval))
-    bad = np.argwhere(np.atleast_1d(~(lo < hi)))
+    lo, hi = np.broadcast_arrays(np.asarray(minval), np.asarray(maxval))
+    # Float bounds of any kind are truncated first, as the draw truncates them.
+    trunc = lambda v: np.trunc(v) if v.dtype.kind == "f" else v
+    bad = np.argwhere(np.atleast_1d(~(trunc(lo) < trunc(hi))))
     if bad.size:
         i = tuple(int(j) for j in bad[0]) if lo.ndim else ()
         at = f" at index {i}" if lo.ndim else ""
         raise ValueError(
-            f"ft.random.randint: minval ({lo[i]}) must be less than maxval ({hi[i]}){at}: "
+            f"ft.random.randint: minval ({lo[i]}) must be less than maxval ({hi[i]}){at}"
+            f"{' once truncated to integers' if 'f' in (lo.dtype.kind, hi.dtype.kind) else ''}: "
             "the range [minval, maxval) is empty"
         )
 
@@ -497,7 +516,7 @@ def gumbel(key, shape=(), dtype=_dt.float32) -> Tensor:
 def _gumbel(k, shape, dtype):
     tiny = np.asarray(_dt.finfo(dtype).tiny, dtype)[()]
     u = _uniform(k, shape, dtype, tiny, np.asarray(1.0, dtype)[()])
-    return lax.neg(lax.log(lax.neg(lax.log(u))))
+    return _rounded_once(lambda u: lax.neg(lax.log(lax.neg(lax.log(u)))), u, dtype)
 
 
 def categorical(key, logits, axis: int = -1, shape=None) -> Tensor:
@@ -543,6 +562,23 @@ def _shuffle(k, x, axis: int):
     return x
 
 
+def _range_length(name: str, arg: str, x):
+    """``n`` when ``x`` stands for ``range(n)`` (any 0-d integer), else None."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        return int(x)
+    if isinstance(x, (Tensor, np.ndarray)):
+        aval = get_aval(x)
+        if aval.shape != ():
+            return None
+        if _dt.is_integer(aval.dtype):
+            return int(x.item())  # a traced x raises here: the output shape must be static
+    elif _shape_of(x) != ():
+        return None
+    raise TypeError(
+        f"ft.random.{name}: {arg} must be an integer or at least 1-dimensional, got {x!r}"
+    )
+
+
 def permutation(key, x, axis: int = 0, independent: bool = False) -> Tensor:
     """A random permutation of ``range(x)`` (an int) or of ``x``'s slices along ``axis``.
 
@@ -553,8 +589,8 @@ def permutation(key, x, axis: int = 0, independent: bool = False) -> Tensor:
     [0, 1, 2, 3, 4]
     """
     k = _check_key("permutation", key)
-    if isinstance(x, (int, np.integer)) or (isinstance(x, Tensor) and x.ndim == 0):
-        n = operator.index(x if not isinstance(x, Tensor) else x.item())
+    n = _range_length("permutation", "x", x)
+    if n is not None:
         if n < 0:
             raise ValueError(f"ft.random.permutation: x must be >= 0, got {n}")
         return _shuffle(k, _api.arange(n), 0)
@@ -581,9 +617,8 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0) -> Ten
     """
     k = _check_key("choice", key)
     shape = _check_shape("choice", shape)
-    scalar = isinstance(a, (int, np.integer)) or (isinstance(a, Tensor) and a.ndim == 0)
-    if scalar:
-        n = operator.index(a if not isinstance(a, Tensor) else a.item())
+    n = _range_length("choice", "a", a)
+    if n is not None:
         arr = None
     else:
         arr = _as_tensor(a)
@@ -622,8 +657,7 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0) -> Ten
         else:
             g = lax.add(_gumbel(k, (n,), p.dtype), lax.log(p))
             ind = lax.convert_element_type(_api.top_k(g, n_draws)[1], _dt.int64)
-        ind = lax.reshape(ind, shape)
     if arr is None:
-        return ind
+        return lax.reshape(ind, shape)
     out = _api.take(arr, lax.reshape(ind, (n_draws,)), axis=axis)
     return lax.reshape(out, arr.shape[:axis] + shape + arr.shape[axis + 1 :])
