@@ -137,19 +137,23 @@ def register_node(cls, flatten_fn, unflatten_fn):
     return cls
 
 
-def tree_prefix_broadcast(prefix, tree, what: str) -> list:
-    """Broadcasts a pytree prefix (e.g. vmap's ``in_axes``) to the leaves of ``tree``.
+def tree_prefix_broadcast(prefix, tree, what: str, of: str = "arguments") -> list:
+    """Broadcasts a pytree prefix (e.g. vmap's ``in_axes``) to ``tree``: one entry per
+    element of ``leaves(tree)``. In ``prefix`` a ``None`` is an entry; in ``tree`` it is an
+    empty subtree, which gets none, so the entries line up with the leaves.
 
     Raises ``ValueError`` naming both structures when ``prefix`` is not a prefix.
 
-    >>> tree_prefix_broadcast((0, None), ([1, 2], 3), "in_axes")
+    >>> tree_prefix_broadcast((0, None), ([1, None, 2], 3), "in_axes")
     [0, 0, None]
     """
     try:
-        return optree.broadcast_prefix(prefix, tree, none_is_leaf=True, namespace=NAMESPACE)
+        full = optree.broadcast_prefix(prefix, tree, none_is_leaf=True, namespace=NAMESPACE)
     except ValueError as e:
+        prefix_tree = optree.tree_structure(prefix, none_is_leaf=True, namespace=NAMESPACE)
         raise ValueError(
-            f"{what} must be a tree prefix of the arguments: {what} has structure "
-            f"{optree.tree_structure(prefix, none_is_leaf=True, namespace=NAMESPACE)} but the "
-            f"arguments have structure {structure(tree)} ({e})"
+            f"{what} must be a tree prefix of the {of}, but it is {prefix!r} (structure "
+            f"{prefix_tree}) and the {of} have structure {structure(tree)} ({e})"
         ) from None
+    with_none = optree.tree_leaves(tree, none_is_leaf=True, namespace=NAMESPACE)
+    return [p for p, leaf in zip(full, with_none) if leaf is not None]

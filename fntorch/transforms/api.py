@@ -68,11 +68,7 @@ def _flat_fun(fun, in_tree, out_box, where, has_aux=False):
     def flat(xs):
         out = fun(*tree_util.unflatten(in_tree, xs))
         if has_aux:
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError(
-                    f"{where} with has_aux=True: the function must return (output, aux)"
-                )
-            out, aux = out
+            out, aux = _unpack_aux(out, where)
             aux_leaves = _split_aux(aux, out_box)
         else:
             aux_leaves = []
@@ -81,6 +77,15 @@ def _flat_fun(fun, in_tree, out_box, where, has_aux=False):
         return [_as_tensor(x, where) for x in leaves] + list(aux_leaves)
 
     return flat
+
+
+def _unpack_aux(out, where):
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(
+            f"{where} with has_aux=True: the function must return a pair (output, aux), "
+            f"got {'a Tensor' if isinstance(out, (Tensor, Tracer)) else type(out).__name__}"
+        )
+    return out
 
 
 def _split_aux(aux, box) -> list:
@@ -139,6 +144,11 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
 
 def _tangent_in(p, t, where="jvp"):
     if not ad.is_differentiable(p):
+        # An integer primal's tangent (float0, as JAX) carries no data but must fit its shape.
+        if np.shape(t) != p.shape:
+            raise ValueError(
+                f"{where}: a tangent has shape {np.shape(t)} but its primal has shape {p.shape}"
+            )
         return Zero.like(p)
     return _match_aval(t, p, where, "tangent", "primal")
 
@@ -188,7 +198,8 @@ def linearize(fun: Callable, *primals):
         flat_t, t_tree = tree_util.flatten(tuple(tangents))
         if t_tree != in_tree:
             raise TypeError(f"linearize: tangents have structure {t_tree}, expected {in_tree}")
-        ins = [_tangent_in(p, t, "linearize") for p, t, d in zip(flat_p, flat_t, diff) if d]
+        checked = [_tangent_in(p, t, "linearize") for p, t in zip(flat_p, flat_t)]
+        ins = [t for t, d in zip(checked, diff) if d]
         live = [v for v in graph.outvars if v is not None]
         sub = Graph(graph.invars, live, graph.eqns, graph.constvars, graph.consts)
         vals = iter(eval_graph(sub, *ins))
@@ -214,9 +225,14 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     6.0
     """
     check_callable("vjp", "fun", fun)
-    flat_p, in_tree = _flatten_args(primals, "vjp")
+    return _vjp(fun, primals, has_aux, "vjp")
+
+
+def _vjp(fun, primals, has_aux, where):
+    """``vjp``, its errors worded for the public transform ``where`` built on it."""
+    flat_p, in_tree = _flatten_args(primals, where)
     box: dict = {}
-    pouts, graph, diff = linearize_flat(_flat_fun(fun, in_tree, box, "vjp", has_aux), flat_p)
+    pouts, graph, diff = linearize_flat(_flat_fun(fun, in_tree, box, where, has_aux), flat_p)
     n_out = box["n_out"]
     out_tree = box["out_tree"]
     outs = tree_util.unflatten(out_tree, pouts[:n_out])
@@ -251,7 +267,16 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     return outs, vjp_fn
 
 
-def _check_argnums(argnums, nargs, where):
+def _as_argnums(argnums):
+    """``argnums`` with numpy integers made Python ints, as JAX takes any index."""
+    if isinstance(argnums, np.integer):
+        return int(argnums)
+    if isinstance(argnums, (tuple, list)):
+        return tuple(int(a) if isinstance(a, np.integer) else a for a in argnums)
+    return argnums
+
+
+def _check_argnums(argnums, nargs, where, distinct=False):
     if isinstance(argnums, int):
         nums = (argnums,)
     elif isinstance(argnums, Sequence) and all(isinstance(a, int) for a in argnums):
@@ -264,7 +289,11 @@ def _check_argnums(argnums, nargs, where):
                 f"{where}: argnums {argnums!r} out of range for a function called with {nargs} "
                 "positional arguments"
             )
-    return tuple(a % nargs for a in nums)
+    nums = tuple(a % nargs for a in nums)
+    # One argument differentiated twice would take only the last slot's value.
+    if distinct and len(set(nums)) != len(nums):
+        raise ValueError(f"{where}: argnums {argnums!r} names an argument more than once")
+    return nums
 
 
 def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False):
@@ -276,11 +305,12 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False):
     (5.0, [2.0, 4.0])
     """
     check_callable("value_and_grad", "fun", fun)
+    argnums = _as_argnums(argnums)
     name = getattr(fun, "__name__", "function")
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
-        nums = _check_argnums(argnums, len(args), "grad")
+        nums = _check_argnums(argnums, len(args), "grad", distinct=True)
         _check_float_args("grad", name, nums, [args[i] for i in nums])
 
         def partial_fun(*dyn):
@@ -289,7 +319,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False):
                 full[i] = v
             return fun(*full, **kwargs)
 
-        res = vjp(partial_fun, *[args[i] for i in nums], has_aux=has_aux)
+        res = _vjp(partial_fun, [args[i] for i in nums], has_aux, "grad")
         out, vjp_fn = res[0], res[1]
         if not isinstance(out, Tensor) or out.shape != ():
             shape = getattr(out, "shape", type(out).__name__)
@@ -330,7 +360,7 @@ def grad(fun: Callable, argnums=0, has_aux: bool = False):
 
 
 def _dyn_args(args, argnums, where):
-    nums = _check_argnums(argnums, len(args), where)
+    nums = _check_argnums(argnums, len(args), where, distinct=True)
     return nums, [args[i] for i in nums]
 
 
@@ -366,11 +396,11 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
     [[2.0, 0.0], [0.0, 4.0]]
     """
     check_callable("jacfwd", "fun", fun)
+    argnums = _as_argnums(argnums)
     name = getattr(fun, "__name__", "function")
 
     @functools.wraps(fun)
-    def jac(*args):
-
+    def jac(*args, **kwargs):
         nums, dyn = _dyn_args(args, argnums, "jacfwd")
         flat_in, in_tree = _flatten_args(tuple(dyn), "jacfwd")
         _check_float_args("jacfwd", name, nums, dyn)
@@ -378,14 +408,15 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
         sizes = [x.size for x in flat_in]
         total = sum(sizes)
 
-        partial_flat = _partial_flat(fun, args, nums, in_tree)
+        partial_flat = _partial_flat(fun, args, kwargs, nums, in_tree)
         box: dict = {}
 
         def with_aux(*flat):
             out = partial_flat(*flat)
             if not has_aux:
                 return out, None
-            return out[0], _split_aux(out[1], box)
+            out, aux = _unpack_aux(out, "jacfwd")
+            return out, _split_aux(aux, box)
 
         def push(basis_vec):
             ts = _split_basis(basis_vec, flat_in, sizes)
@@ -408,18 +439,19 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
     [[2.0, 0.0], [0.0, 4.0]]
     """
     check_callable("jacrev", "fun", fun)
+    argnums = _as_argnums(argnums)
     name = getattr(fun, "__name__", "function")
 
     @functools.wraps(fun)
-    def jac(*args):
+    def jac(*args, **kwargs):
         from ..ops import lax
 
         nums, dyn = _dyn_args(args, argnums, "jacrev")
         flat_in, in_tree = _flatten_args(tuple(dyn), "jacrev")
         _check_float_args("jacrev", name, nums, dyn)
 
-        partial_flat = _partial_flat(fun, args, nums, in_tree)
-        res = vjp(partial_flat, *flat_in, has_aux=has_aux)
+        partial_flat = _partial_flat(fun, args, kwargs, nums, in_tree)
+        res = _vjp(partial_flat, flat_in, has_aux, "jacrev")
         out, vjp_fn = res[0], res[1]
         out_leaves, out_tree = tree_util.flatten(out)
         out_leaves = [_as_tensor(o, "jacrev") for o in out_leaves]
@@ -449,14 +481,15 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
     return jac
 
 
-def _partial_flat(fun, args, nums, in_tree):
-    """``fun`` as a function of the flat leaves of the arguments at positions ``nums``."""
+def _partial_flat(fun, args, kwargs, nums, in_tree):
+    """``fun`` as a function of the flat leaves of the arguments at positions ``nums``;
+    keyword arguments pass through undifferentiated, as in JAX."""
 
     def partial_flat(*flat):
         full = list(args)
         for i, v in zip(nums, tree_util.unflatten(in_tree, list(flat))):
             full[i] = v
-        return fun(*full)
+        return fun(*full, **kwargs)
 
     return partial_flat
 
@@ -521,30 +554,6 @@ def stop_gradient(x):
 # -------------------------------------------------------------------------- vmap
 
 
-def _prefix_structure(prefix):
-    import optree
-
-    return optree.tree_structure(prefix, none_is_leaf=True, namespace=tree_util.NAMESPACE)
-
-
-def _broadcast_prefix(prefix, tree, what):
-    """One entry of ``prefix`` per leaf of ``tree`` (``None`` leaves of tree dropped)."""
-    import optree
-
-    try:
-        full = optree.broadcast_prefix(
-            prefix, tree, none_is_leaf=True, namespace=tree_util.NAMESPACE
-        )
-    except ValueError as e:
-        raise ValueError(
-            f"vmap: {what} must be a tree prefix of the arguments, but {what} is {prefix!r} "
-            f"(structure {_prefix_structure(prefix)}) "
-            f"and the arguments have structure {tree_util.structure(tree)} ({e})"
-        ) from None
-    leaves_with_none = optree.tree_leaves(tree, none_is_leaf=True, namespace=tree_util.NAMESPACE)
-    return [p for p, leaf in zip(full, leaves_with_none) if leaf is not None]
-
-
 class _AdoptingBatchTrace(BatchTrace):
     """A batch trace that also owns the tracers of ``adopted``, a live batch trace of the
     same axis (JAX's batch-trace tags). A batch trace that hands a custom call down to
@@ -597,11 +606,17 @@ def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None):
                 f"{tree_util.structure(args)})"
             )
         raw, flat, in_tree = _flatten_raw(args, f"vmap({name})")
-        axes = _broadcast_prefix(in_axes, args, "in_axes")
+        axes = tree_util.tree_prefix_broadcast(in_axes, args, "vmap: in_axes")
         kw_raw, kw_flat, kw_tree = _flatten_raw(kwargs, f"vmap({name})")
         flat_all = flat + kw_flat
         axes_all = list(axes) + [0] * len(kw_flat)
-        size = _batch_size(name, flat_all, axes_all, axis_size, len(flat))
+        size = _batch_size(
+            name,
+            flat_all,
+            axes_all,
+            axis_size,
+            lambda: _leaf_names(args, "args") + _leaf_names(kwargs, "kwargs"),
+        )
         if _adopt is None:
             trace = BatchTrace(current_trace(), size, "vmap")
         else:
@@ -619,7 +634,7 @@ def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None):
                 k = tree_util.unflatten(kw_tree, ins[len(flat) :])
                 out = fun(*a, **k)
             out_flat, out_tree = tree_util.flatten(out)
-            oaxes = _broadcast_prefix(out_axes, out, "out_axes")
+            oaxes = tree_util.tree_prefix_broadcast(out_axes, out, "vmap: out_axes", "outputs")
             if _adopt is not None:
                 out_flat = [trace.adopt(o) for o in out_flat]
             res = [_out_value(trace, o, ax, size, name) for o, ax in zip(out_flat, oaxes)]
@@ -630,16 +645,27 @@ def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None):
     return vmapped
 
 
-def _batch_size(name, flat, axes, axis_size, n_pos):
+def _leaf_names(tree, root):
+    """Python expressions for the leaves of ``tree`` (``args[0]['w']``), for error messages."""
+    import optree
+
+    accessors = optree.tree_accessors(tree, none_is_leaf=False, namespace=tree_util.NAMESPACE)
+    return [a.codify(root) for a in accessors]
+
+
+def _batch_size(name, flat, axes, axis_size, leaf_names):
+    """The mapped axis' size; ``leaf_names()`` names the leaves of ``flat`` for the errors
+    (only then, as it walks the arguments again)."""
     sizes = []
     for i, (x, ax) in enumerate(zip(flat, axes)):
         if ax is None:
             continue
-        if not isinstance(ax, int):
+        # A bool is an int to Python, but in_axes=True is a mistake, never axis 1.
+        if isinstance(ax, bool) or not isinstance(ax, int):
             raise ValueError(f"vmap({name}): in_axes entries must be int or None, got {ax!r}")
         if not -x.ndim <= ax < x.ndim:
             raise ValueError(
-                f"vmap({name}): in_axes={ax} is out of range for argument leaf {i} of rank "
+                f"vmap({name}): in_axes={ax} is out of range for {leaf_names()[i]} of rank "
                 f"{x.ndim} (shape {x.shape})"
             )
         sizes.append((i, x.shape[ax]))
@@ -652,7 +678,8 @@ def _batch_size(name, flat, axes, axis_size, n_pos):
             f"vmap({name}): no argument is mapped (all in_axes are None); pass axis_size="
         )
     if len(sizes_set) > 1:
-        listed = ", ".join(f"argument leaf {i} has size {s}" for i, s in sizes)
+        names = leaf_names()
+        listed = ", ".join(f"{names[i]} has size {s}" for i, s in sizes)
         extra = f" and axis_size={axis_size}" if axis_size is not None else ""
         raise ValueError(
             f"vmap({name}) got inconsistent sizes for the mapped axis: {listed}{extra}"
