@@ -127,11 +127,6 @@ def _inverse(perm):
     return tuple(inv)
 
 
-def _swap_last_reshape(x, shape):
-    """``x`` with its last two axes swapped, reshaped to ``shape`` (a view)."""
-    return np.reshape(np.swapaxes(x, -1, -2), shape)
-
-
 def _adapter(shape, perm):
     """``buf`` viewed as the kernel's iteration space: broadcast to ``shape``, permuted."""
     ident = perm == tuple(range(len(perm)))
@@ -220,18 +215,6 @@ class _Builder:
         self.escapes = self._escaping()
         self.last_use = self._last_uses()
         self.const_of = {v.id: c for v, c in zip(g.constvars, g.consts)}
-        # var id -> view equations reading it; var id -> how each kernel reading it
-        # sees it (``_adapter``): where a product's layout is chosen (``_matmul``)
-        self.view_children: dict[int, list] = {}
-        for e in plan.views.values():
-            if e.inputs and isinstance(e.inputs[0], Var):
-                self.view_children.setdefault(e.inputs[0].id, []).append(e)
-        self.kernel_reads: dict[int, list] = {}
-        for st in plan.kernels:
-            for u in st.inputs:
-                if isinstance(u, Var):
-                    adapt = _adapter(tuple(st.logical_shape), tuple(st.perm))
-                    self.kernel_reads.setdefault(u.id, []).append(adapt)
         # Inputs a library call reads: its result may be a view of them, so they are
         # never donated.
         self.library_read = {
@@ -539,52 +522,17 @@ class _Builder:
             return int(np.prod([sh[d] for d in dims], dtype=np.int64))
 
         b, m, n, k = prod(ls, lb), prod(ls, lfree), prod(rs, rfree), prod(ls, lc)
-        batch = (b,) if lb else ()  # a plain 2-d matmul has no batch loop in numpy
+        a_shape, b_shape, o_shape = (b, m, k), (b, k, n), (b, m, n)
+        if not lb:  # plain 2-d matmul: no batch loop in numpy
+            a_shape, b_shape, o_shape = (m, k), (k, n), (m, n)
+        a = self.unary_view(_perm_reshape((*lb, *lfree, *lc), a_shape), self.value(lhs))
+        bb = self.unary_view(_perm_reshape((*rb, *rc, *rfree), b_shape), self.value(rhs))
         out = e.outputs[0]
-        if self._reads_transposed(out, (*batch, m, n)):
-            # out^T = rhs^T lhs^T, written as (n, m) and seen through a transposed view
-            a = self.unary_view(_perm_reshape((*rb, *rfree, *rc), (*batch, n, k)), self.value(rhs))
-            bb = self.unary_view(_perm_reshape((*lb, *lc, *lfree), (*batch, k, m)), self.value(lhs))
-            o_shape, seen = (*batch, n, m), partial(_swap_last_reshape, shape=out.aval.shape)
-        else:
-            a = self.unary_view(_perm_reshape((*lb, *lfree, *lc), (*batch, m, k)), self.value(lhs))
-            bb = self.unary_view(_perm_reshape((*rb, *rc, *rfree), (*batch, k, n)), self.value(rhs))
-            o_shape, seen = (*batch, m, n), partial(np.reshape, shape=out.aval.shape)
         if self.kind[a] == CONST and self.kind[bb] == CONST:
             return False
         # (Contractions of size 1 never get here: passes.outer_products made them mul.)
-        self._blas(self.use(a), self.use(bb), out, o_shape, dtype, seen)
+        self._blas(self.use(a), self.use(bb), out, o_shape, dtype)
         return True
-
-    def _reads_transposed(self, out, shape) -> bool:
-        """Whether more of the kernels reading product ``out`` (through views) read it
-        along its innermost axis when the product is written transposed, as (..., n, m).
-
-        vmap of ``W @ x`` over x's rows is ``dot_general(W, X)``, (out, batch), moved to
-        (batch, out) by a transpose the kernel after it reads with a stride per element:
-        W6's tanh layer took 42 us so, 8 us reading a contiguous product. This is
-        ``passes.transposed_dots`` for products read through longer view chains
-        (squeeze, reshape, broadcast) or by several kernels, which the graph pass
-        cannot see. Only results the caller never sees are flipped (the caller's stay
-        C-contiguous)."""
-        if out.id in self.escapes or math.prod(shape) > RECYCLE_MAX_BYTES:
-            return False  # (the stand-ins below are int8; a view that copies copies them)
-        if out.id not in self.kernel_reads and out.id not in self.view_children:
-            return False
-        plain = np.zeros(shape, np.int8)
-        flipped = np.swapaxes(np.zeros((*shape[:-2], shape[-1], shape[-2]), np.int8), -1, -2)
-        score = 0
-        for arr, sign in ((plain, -1), (flipped, 1)):
-            stack = [(out, np.reshape(arr, out.aval.shape))]
-            while stack:
-                v, val = stack.pop()
-                for adapt in self.kernel_reads.get(v.id, ()):
-                    a = adapt(val)  # the kernel's variant asks: innermost stride 1?
-                    score += sign * (a.ndim == 0 or a.shape[-1] <= 1 or a.strides[-1] == 1)
-                for e in self.view_children.get(v.id, ()):
-                    fn = partial(cpu_impls[e.primitive], **e.params)
-                    stack.append((e.outputs[0], fn(val)))
-        return score > 0
 
     def _column_sum(self, e) -> bool:
         """``reduce_sum`` over leading axes as ``ones @ x`` (BLAS gemv, see
@@ -600,9 +548,8 @@ class _Builder:
         self._blas(ones, self.use(xs), out, (int(np.prod(shape[k:])),), dtype)
         return True
 
-    def _blas(self, a, b, out, o_shape, dtype, seen=None):
-        """``a @ b`` (slots) through numpy's matmul, seen as ``out`` through ``seen``
-        (default: reshaped to ``out``'s shape)."""
+    def _blas(self, a, b, out, o_shape, dtype):
+        """``out = a @ b`` (slots) through numpy's matmul, seen as ``out``'s shape."""
         if out.id in self.escapes:
             slot = self.fresh_slot(o_shape, dtype)
             self.steps.append(
@@ -614,8 +561,7 @@ class _Builder:
             self.steps.append(
                 _matmul_step(self.products.matmul, a, b, slot, o_shape, dtype, fresh=False)
             )
-        seen = seen or partial(np.reshape, shape=out.aval.shape)
-        self.slot[out.id] = self.unary_view(seen, slot)
+        self.slot[out.id] = self.unary_view(partial(np.reshape, shape=out.aval.shape), slot)
 
     def build(self) -> Program:
         for idx, st in enumerate(self.plan.steps):
