@@ -9,8 +9,9 @@ Reverse mode of custom_vjp and checkpoint goes through one linear primitive,
 ``custom_lin``, staged into the linear graph with the user's backward function as a
 param; its transpose rule calls that function. The residuals are its leading operands
 (constants of the linear map), not values the param closes over: cond and scan move a
-body's linear part into a graph of its own and carry only operands along. So ``vjp = linearize + transpose`` holds
-for them too, and checkpoint recomputes its forward pass inside the backward pass.
+body's linear part into a graph of its own and carry only operands along. So
+``vjp = linearize + transpose`` holds for them too, and checkpoint recomputes its
+forward pass inside the backward pass.
 """
 
 from __future__ import annotations
