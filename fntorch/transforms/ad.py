@@ -87,16 +87,20 @@ def add_tangents(a, b):
 
 
 class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+    # ``weak``: the value is weakly typed although its concrete primal cannot say so (a
+    # differentiated Python scalar, or what such values compute), as JAX's weak_type.
+    __slots__ = ("primal", "tangent", "weak")
 
-    def __init__(self, trace, primal, tangent):
+    def __init__(self, trace, primal, tangent, weak=False):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
+        self.weak = weak
 
     @property
     def aval(self):
-        return get_aval(self.primal)
+        a = get_aval(self.primal)
+        return ShapedArray(a.shape, a.dtype, True) if self.weak else a
 
     def _concrete(self, what):
         p = self.primal
@@ -140,14 +144,21 @@ class JVPTrace(Trace):
                     f"primitive {prim.name!r} has no jvp rule (transform: {self.transform_name})"
                 ) from None
             out, tout = rule(primals, tangents, **params)
+        if any(type(a) is JVPTracer and a.weak for a in args):
+            # A primal that cannot carry its own weak type: the abstract-eval rules decide
+            # the outputs', as under jit.
+            weak = prim.abstract_eval(*map(get_aval, args), **params)
+        else:
+            weak = None
         if prim.multiple_results:
-            return [self.wrap(o, t) for o, t in zip(out, tout)]
-        return self.wrap(out, tout)
+            weak = [False] * len(out) if weak is None else [w.weak_type for w in weak]
+            return [self.wrap(o, t, w) for o, t, w in zip(out, tout, weak)]
+        return self.wrap(out, tout, weak is not None and weak.weak_type)
 
-    def wrap(self, primal, tangent):
+    def wrap(self, primal, tangent, weak=False):
         if type(tangent) is Zero or tangent is None or not is_differentiable(primal):
             return primal
-        return JVPTracer(self, primal, tangent)
+        return JVPTracer(self, primal, tangent, weak)
 
     def process_custom(self, kind, call, args):
         primals, tangents, nonzero = self.unpack(args, kind)
@@ -304,14 +315,16 @@ def backward_pass(graph, cts_out: list) -> list:
 # -------------------------------------------------------------------- linearize
 
 
-def jvp_flat(fun, primals: list, tangents: list, name="jvp"):
-    """Runs ``fun`` (flat list -> flat list) in a fresh JVP trace."""
+def jvp_flat(fun, primals: list, tangents: list, name="jvp", weak=None):
+    """Runs ``fun`` (flat list -> flat list) in a fresh JVP trace; ``weak[i]`` marks a
+    primal that stands for a Python scalar, which promotion must not let widen a tensor."""
     from ..fx.core import current_trace
 
     trace = JVPTrace(current_trace(), name)
+    weak = weak or [False] * len(primals)
     ins = [
-        JVPTracer(trace, p, t) if type(t) is not Zero and is_differentiable(p) else p
-        for p, t in zip(primals, tangents)
+        JVPTracer(trace, p, t, w) if type(t) is not Zero and is_differentiable(p) else p
+        for p, t, w in zip(primals, tangents, weak)
     ]
     try:
         with set_current_trace(trace):
@@ -331,7 +344,7 @@ def jvp_flat(fun, primals: list, tangents: list, name="jvp"):
     return pouts, touts
 
 
-def linearize_flat(fun, primals: list, name="vjp"):
+def linearize_flat(fun, primals: list, name="vjp", weak=None):
     """``fun``'s primal outputs and its linear map, staged as a Graph over tangent inputs.
 
     Returns ``(primal_outs, graph)``; the graph's invars are the tangents of the
@@ -347,7 +360,7 @@ def linearize_flat(fun, primals: list, name="vjp"):
     ]
     try:
         with set_current_trace(lin):
-            pouts, touts = jvp_flat(fun, primals, tangents, name)
+            pouts, touts = jvp_flat(fun, primals, tangents, name, weak)
         outvars = []
         for t in touts:
             if type(t) is Zero:

@@ -50,16 +50,17 @@ __all__ = [
 _as_tensor = as_tensor_leaf
 
 
-def _flatten_args(args, where):
-    _, flat, treedef = _flatten_raw(args, where)
-    return flat, treedef
-
-
 def _flatten_raw(args, where):
     """``args``' leaves as given (a Python scalar stays one: weak), as tensors, and the
     tree structure."""
     leaves, treedef = tree_util.flatten(args)
     return leaves, [_as_tensor(x, where) for x in leaves], treedef
+
+
+def _is_weak(raw) -> list[bool]:
+    """Which leaves are Python scalars: weakly typed, so that differentiating one never
+    lets it widen a tensor (``f16 * 3.0`` stays float16), as in JAX."""
+    return [type(r) in (bool, int, float) for r in raw]
 
 
 def _flat_fun(fun, in_tree, out_box, where, has_aux=False):
@@ -124,7 +125,7 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
             raise TypeError(
                 f"jvp: {arg} must be a tuple (or list) of arguments, got {type(value).__name__}"
             )
-    flat_p, in_tree = _flatten_args(tuple(primals), "jvp")
+    raw, flat_p, in_tree = _flatten_raw(tuple(primals), "jvp")
     flat_t, t_tree = tree_util.flatten(tuple(tangents))
     if t_tree != in_tree:
         # A TypeError, as JAX (a structure is part of the arguments' type).
@@ -134,7 +135,8 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence):
         )
     flat_t = [_tangent_in(p, t) for p, t in zip(flat_p, flat_t)]
     box: dict = {}
-    pouts, touts = jvp_flat(_flat_fun(fun, in_tree, box, "jvp"), flat_p, flat_t)
+    flat_fun = _flat_fun(fun, in_tree, box, "jvp")
+    pouts, touts = jvp_flat(flat_fun, flat_p, flat_t, "jvp", _is_weak(raw))
     touts = [_tangent_out(p, t) for p, t in zip(pouts, touts)]
     return (
         tree_util.unflatten(box["out_tree"], pouts),
@@ -189,9 +191,10 @@ def linearize(fun: Callable, *primals):
     from ..fx.graph import eval_graph
 
     check_callable("linearize", "fun", fun)
-    flat_p, in_tree = _flatten_args(primals, "linearize")
+    raw, flat_p, in_tree = _flatten_raw(primals, "linearize")
     box: dict = {}
-    pouts, graph, diff = linearize_flat(_flat_fun(fun, in_tree, box, "linearize"), flat_p)
+    flat_fun = _flat_fun(fun, in_tree, box, "linearize")
+    pouts, graph, diff = linearize_flat(flat_fun, flat_p, "vjp", _is_weak(raw))
     out_tree = box["out_tree"]
 
     def f_jvp(*tangents):
@@ -230,9 +233,10 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
 
 def _vjp(fun, primals, has_aux, where):
     """``vjp``, its errors worded for the public transform ``where`` built on it."""
-    flat_p, in_tree = _flatten_args(primals, where)
+    raw, flat_p, in_tree = _flatten_raw(primals, where)
     box: dict = {}
-    pouts, graph, diff = linearize_flat(_flat_fun(fun, in_tree, box, where, has_aux), flat_p)
+    flat_fun = _flat_fun(fun, in_tree, box, where, has_aux)
+    pouts, graph, diff = linearize_flat(flat_fun, flat_p, "vjp", _is_weak(raw))
     n_out = box["n_out"]
     out_tree = box["out_tree"]
     outs = tree_util.unflatten(out_tree, pouts[:n_out])
@@ -402,8 +406,9 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
     @functools.wraps(fun)
     def jac(*args, **kwargs):
         nums, dyn = _dyn_args(args, argnums, "jacfwd")
-        flat_in, in_tree = _flatten_args(tuple(dyn), "jacfwd")
+        raw, flat_in, in_tree = _flatten_raw(tuple(dyn), "jacfwd")
         _check_float_args("jacfwd", name, nums, dyn)
+        primals = tuple(r if w else x for r, x, w in zip(raw, flat_in, _is_weak(raw)))
         dtype = _float_dtype(flat_in, "jacfwd")
         sizes = [x.size for x in flat_in]
         total = sum(sizes)
@@ -420,7 +425,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
 
         def push(basis_vec):
             ts = _split_basis(basis_vec, flat_in, sizes)
-            (out, aux), (tout, _) = jvp(with_aux, tuple(flat_in), tuple(ts))
+            (out, aux), (tout, _) = jvp(with_aux, primals, tuple(ts))
             return tout, aux
 
         basis = _eye(total, dtype)
@@ -447,11 +452,12 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
         from ..ops import lax
 
         nums, dyn = _dyn_args(args, argnums, "jacrev")
-        flat_in, in_tree = _flatten_args(tuple(dyn), "jacrev")
+        raw, flat_in, in_tree = _flatten_raw(tuple(dyn), "jacrev")
         _check_float_args("jacrev", name, nums, dyn)
+        primals = [r if w else x for r, x, w in zip(raw, flat_in, _is_weak(raw))]
 
         partial_flat = _partial_flat(fun, args, kwargs, nums, in_tree)
-        res = _vjp(partial_flat, flat_in, has_aux, "jacrev")
+        res = _vjp(partial_flat, primals, has_aux, "jacrev")
         out, vjp_fn = res[0], res[1]
         out_leaves, out_tree = tree_util.flatten(out)
         out_leaves = [_as_tensor(o, "jacrev") for o in out_leaves]
