@@ -114,6 +114,8 @@ def as_index(name: str, what: str, value) -> int:
       ...
     TypeError: eye: k must be an integer, got 2.5
     """
+    if isinstance(value, (bool, np.bool_)):  # an int to Python, but axis=True is a mistake
+        raise TypeError(f"{name}: {what} must be an integer, got {value!r}")
     try:
         return operator.index(value)
     except ConcretizationError:

@@ -5,6 +5,7 @@ logsumexp, softmax, log_softmax, cumsum, cumprod, top_k, diff.
 from __future__ import annotations
 
 import builtins
+import numbers
 
 from ..fx import dtypes as dt
 from ..fx.core import Tensor
@@ -133,8 +134,18 @@ def _variance(name, x, axis, correction):
     n = size_of(x.shape[a] for a in axes)
     # Clamped as numpy and PyTorch do: correction >= N gives inf (or NaN), never a
     # negative variance.
-    dof = builtins.max(n - correction, 0)
-    v = lax.div(lax.reduce_sum(lax.square(d), axes), cast(float(dof), xa.dtype))
+    if isinstance(correction, Tensor):
+        # With tensor ops, as JAX: a traced correction (jit, vmap) has no Python
+        # value to clamp, and float() of one under grad would drop its gradient.
+        if correction.ndim:
+            raise ValueError(f"{name}: correction must be 0-d, got shape {correction.shape}")
+        c = cast(correction, xa.dtype)
+        dof = lax.max(lax.sub(cast(float(n), xa.dtype), c), cast(0, xa.dtype))
+    elif isinstance(correction, numbers.Real):
+        dof = cast(float(builtins.max(n - correction, 0)), xa.dtype)
+    else:
+        raise TypeError(f"{name}: correction must be a real number, got {correction!r}")
+    v = lax.div(lax.reduce_sum(lax.square(d), axes), dof)
     return v, axes, out
 
 
@@ -377,6 +388,15 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Tensor:
     if x1.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-d, got shape {tuple(x1.shape)}")
     if sorter is not None:
+        # Checked here: take would accept a shorter sorter and search part of x1.
+        sorter = _t(sorter)
+        if not dt.is_integer(sorter.dtype):
+            raise TypeError(f"searchsorted: sorter must be an integer tensor, got {sorter.dtype}")
+        if tuple(sorter.shape) != tuple(x1.shape):
+            raise ValueError(
+                f"searchsorted: sorter must have x1's shape {tuple(x1.shape)}, "
+                f"got {tuple(sorter.shape)}"
+            )
         x1 = take(x1, sorter, axis=0)
     a, v = promote("searchsorted", x1, operand(x2, asarray))
     v = _t(v)

@@ -46,13 +46,26 @@ def _host(x, where: str):
 
 
 def _on(x, arr):
-    return Tensor(x.device.put(np.ascontiguousarray(arr)))
+    # Not np.ascontiguousarray: it makes a 0-d array 1-d, and inverse_indices must
+    # keep the shape of a 0-d x.
+    return Tensor(x.device.put(np.asarray(arr, order="C")))
 
 
-def _unique(x, where, **kw):
+def _unique(x, where: str):
+    """``x``, and its ``unique_all`` as host arrays."""
     x, a = _host(x, where)
+    flat = a.ravel()
+    # numpy sorts ml_dtypes' bfloat16 without ordering NaN, which leaves duplicate
+    # values; float32 holds every bfloat16 exactly.
+    key = flat.astype(np.float32) if dt.is_float(flat.dtype) and flat.dtype.kind != "f" else flat
     # NaNs are distinct (the standard); the values come sorted.
-    return x, np.unique(a.ravel(), equal_nan=False, **kw)
+    _, i, inv, c = np.unique(
+        key, return_index=True, return_inverse=True, return_counts=True, equal_nan=False
+    )
+    # Values read back at first occurrences: every function keeps the same one of an
+    # equal -0.0 and 0.0.
+    inv = inv.astype(np.int64).reshape(x.shape)
+    return x, UniqueAllResult(flat[i], i.astype(np.int64), inv, c.astype(np.int64))
 
 
 def unique_values(x, /) -> Tensor:
@@ -62,8 +75,8 @@ def unique_values(x, /) -> Tensor:
     >>> ft.unique_values(ft.asarray([3, 1, 3])).tolist()
     [1, 3]
     """
-    x, v = _unique(x, "ft.unique_values")
-    return _on(x, v)
+    x, u = _unique(x, "ft.unique_values")
+    return _on(x, u.values)
 
 
 def unique_counts(x, /) -> UniqueCountsResult:
@@ -73,8 +86,8 @@ def unique_counts(x, /) -> UniqueCountsResult:
     >>> ft.unique_counts(ft.asarray([3, 1, 3])).counts.tolist()
     [1, 2]
     """
-    x, (v, c) = _unique(x, "ft.unique_counts", return_counts=True)
-    return UniqueCountsResult(_on(x, v), _on(x, c.astype(np.int64)))
+    x, u = _unique(x, "ft.unique_counts")
+    return UniqueCountsResult(_on(x, u.values), _on(x, u.counts))
 
 
 def unique_inverse(x, /) -> UniqueInverseResult:
@@ -84,8 +97,8 @@ def unique_inverse(x, /) -> UniqueInverseResult:
     >>> ft.unique_inverse(ft.asarray([3, 1, 3])).inverse_indices.tolist()
     [1, 0, 1]
     """
-    x, (v, inv) = _unique(x, "ft.unique_inverse", return_inverse=True)
-    return UniqueInverseResult(_on(x, v), _on(x, inv.astype(np.int64).reshape(x.shape)))
+    x, u = _unique(x, "ft.unique_inverse")
+    return UniqueInverseResult(_on(x, u.values), _on(x, u.inverse_indices))
 
 
 def unique_all(x, /) -> UniqueAllResult:
@@ -96,15 +109,8 @@ def unique_all(x, /) -> UniqueAllResult:
     >>> ft.unique_all(ft.asarray([3, 1, 3])).indices.tolist()
     [1, 0]
     """
-    x, (v, i, inv, c) = _unique(
-        x, "ft.unique_all", return_index=True, return_inverse=True, return_counts=True
-    )
-    return UniqueAllResult(
-        _on(x, v),
-        _on(x, i.astype(np.int64)),
-        _on(x, inv.astype(np.int64).reshape(x.shape)),
-        _on(x, c.astype(np.int64)),
-    )
+    x, u = _unique(x, "ft.unique_all")
+    return UniqueAllResult(*(_on(x, a) for a in u))
 
 
 def nonzero(x, /, *, size: int | None = None, fill_value=None) -> tuple:
@@ -128,6 +134,8 @@ def nonzero(x, /, *, size: int | None = None, fill_value=None) -> tuple:
         x, a = _host(x, "ft.nonzero (or pass size=)")
         return tuple(_on(x, i.astype(np.int64)) for i in np.nonzero(a))
     size = operator.index(size)
+    if size < 0:
+        raise ValueError(f"nonzero: size must be non-negative, got {size}")
     fills = 0 if fill_value is None else fill_value
     fills = tuple(fills) if isinstance(fills, (tuple, list)) else (fills,) * x.ndim
     if len(fills) != x.ndim:  # as JAX: one fill value, or one per dim
@@ -152,5 +160,14 @@ def nonzero(x, /, *, size: int | None = None, fill_value=None) -> tuple:
         coord = lax.rem(
             lax.div(perm, np.int64(builtins.max(stride, 1))), np.int64(builtins.max(s, 1))
         )
-        out.append(lax.select(valid, coord, np.int64(fill)))
+        # A tensor fill (traced under vmap/jit, as JAX allows) stays a tensor.
+        fill = _fill_index(fill, size) if isinstance(fill, Tensor) else np.int64(fill)
+        out.append(lax.select(valid, coord, fill))
     return tuple(out)
+
+
+def _fill_index(fill: Tensor, size: int) -> Tensor:
+    """A 0-d tensor ``fill`` as ``size`` int64 fill values."""
+    if fill.ndim:
+        raise ValueError(f"nonzero: each fill_value must be 0-d, got shape {tuple(fill.shape)}")
+    return lax.broadcast_in_dim(lax.convert_element_type(fill, dt.int64), (size,), ())

@@ -150,10 +150,17 @@ def _binary_method(fname):
     return method
 
 
+# PyTorch's mean takes ``dtype=`` (the input is cast to it first) where ``ft.mean``, as
+# the standard's, does not; sum and prod pass theirs on.
+_CAST_FIRST = {"mean"}
+
+
 def _reduction_method(fname, mname):
     def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None, **kwargs):
         ax = _axis(dim, axis, f"Tensor.{mname}")
-        return getattr(_api, fname)(self, axis=ax, keepdims=_keepdims(keepdim, keepdims), **kwargs)
+        dtype = kwargs.pop("dtype", None) if mname in _CAST_FIRST else None
+        x = self if dtype is None else self.astype(dtype)
+        return getattr(_api, fname)(x, axis=ax, keepdims=_keepdims(keepdim, keepdims), **kwargs)
 
     return method
 
@@ -581,6 +588,16 @@ def movedim(self, source, destination):
     (3, 4, 2)
     """
     return _api.moveaxis(self, source, destination)
+
+
+def diff(self, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim`` (``ft.diff``, PyTorch's spelling).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([1, 4, 9, 16]).diff().tolist(), ft.asarray([1, 4, 9, 16]).diff(n=2).tolist()
+    ([3, 5, 7], [2, 2])
+    """
+    return _api.diff(self, axis=dim, n=n, prepend=prepend, append=append)
 
 
 def unsqueeze(self, dim):
@@ -1177,7 +1194,7 @@ for _f in (add, sub, div, fmod, float_power, inner, clamp, clamp_min, clamp_max,
            roll, split, chunk, unbind, gather, index_select, take_along_dim, tril, triu, sort,
            argsort, topk, where, masked_fill, nonzero, astype, to, to_device, cpu, cuda, type_as,
            clone, detach, contiguous, dim, numel, element_size, is_floating_point, new_full,
-           new_tensor):  # fmt: skip
+           new_tensor, diff):  # fmt: skip
     _attach(_f.__name__, _f)
 _attach("round", round_)
 _attach("fmax", _nan_ignoring("maximum"))
