@@ -365,7 +365,14 @@ class JitFunction:
                 v = x._value
             elif isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
                 d, _ = dt.dtype_and_weak(x)
-                bufs.append(np.asarray(x, d))
+                try:
+                    bufs.append(np.asarray(x, d))
+                except OverflowError:  # a Python int past int64: say which argument
+                    name = self._leaf_names(dyn, dyn_kwargs, pos)[k]
+                    raise OverflowError(
+                        f"jit({self._name}): argument {name} = {x} does not fit in {d}; "
+                        "pass it as a tensor of a wider dtype, or mark it static"
+                    ) from None
                 sig.append(((), d, True))
                 continue
             elif isinstance(x, (np.ndarray, np.generic)):

@@ -109,3 +109,12 @@ def test_split_kernels_do_not_depend_on_the_thread_count(fn, monkeypatch):
     np.testing.assert_array_equal(got[1], got[2])
     np.testing.assert_array_equal(got[1], got[3])
     np.testing.assert_allclose(got[1], np.asarray(fn(x.astype(ft.float32))), rtol=1e-5, atol=1e-6)
+
+
+def test_a_python_int_past_int64_is_named_by_jit():
+    # numpy's bare "Python int too large to convert to C long" named nothing.
+    f = ft.jit(lambda x, n: x * n)
+    with pytest.raises(OverflowError, match=r"jit\(<lambda>\): argument n = 2361183"):
+        f(ft.ones(3), 2**71)
+    static = ft.jit(lambda x, n: x * n, static_argnums=1)
+    assert static(ft.ones(2), 2**71).tolist() == [2.0**71] * 2
