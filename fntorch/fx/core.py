@@ -134,7 +134,7 @@ def get_aval(x) -> ShapedArray:
         v = x._value
         return ShapedArray(v.shape, v.dtype)
     if isinstance(x, (np.ndarray, np.generic)):
-        return ShapedArray(x.shape, x.dtype)
+        return ShapedArray(x.shape, x.dtype, isinstance(x, _dt.WeakScalar))
     if isinstance(x, ShapedArray):
         return x
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):

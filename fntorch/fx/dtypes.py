@@ -194,6 +194,35 @@ def result_type(*args) -> np.dtype:
     return dtype_and_weak(*args)[0]
 
 
+class WeakScalar:
+    """Marks a numpy scalar that promotion made from a Python scalar: the primitives need
+    a numpy scalar, but under a trace the value must stay weak as the Python scalar was
+    (JAX's ``weak_type`` literal), or ``weak_tracer * 2`` would widen a tensor it meets.
+    A numpy scalar without the mark (a user's, a constant of the library) is strong.
+
+    >>> w = weak_scalar(2, int8)
+    >>> w == 2, w.dtype, isinstance(w, WeakScalar), isinstance(w[()], WeakScalar)
+    (np.True_, dtype('int8'), True, False)
+    """
+
+    __slots__ = ()
+    weak_type = True
+
+
+@functools.cache
+def _weak_scalar_type(scalar_type):
+    return type(f"weak_{scalar_type.__name__}", (scalar_type, WeakScalar), {"__slots__": ()})
+
+
+def weak_scalar(x, dtype: np.dtype):
+    """The Python scalar ``x`` as a numpy scalar of ``dtype`` marked ``WeakScalar``."""
+    value = np.asarray(x, dtype=dtype)[()]
+    marked = _weak_scalar_type(type(value))(value)
+    # numpy's bool and ml_dtypes' scalars build their base type whatever class is asked
+    # for; they stay unmarked (a weak bool promotes as a strong one does).
+    return marked if isinstance(marked, WeakScalar) else value
+
+
 def finfo(dtype):
     """Machine limits of a float dtype (numpy's or ml_dtypes' finfo).
 

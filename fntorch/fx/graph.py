@@ -27,6 +27,7 @@ from .core import (
     get_aval,
     set_current_trace,
 )
+from .dtypes import WeakScalar
 
 _var_ids = itertools.count()
 
@@ -369,6 +370,9 @@ class GraphTrace(Trace):
         elif isinstance(x, (np.generic, bool, int, float)) or (
             isinstance(x, np.ndarray) and x.ndim == 0
         ):
+            if isinstance(x, WeakScalar):
+                # The aval keeps the mark; the graph and its lowering get a plain scalar.
+                return Literal(x[()], get_aval(x))
             return Literal(x, get_aval(x))
         elif type(x) is Tensor and x.ndim == 0 and isinstance(x._value, (np.ndarray, np.generic)):
             # Scalar constants are written into the equation, as JAX does.

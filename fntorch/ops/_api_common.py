@@ -43,9 +43,12 @@ def promote_dtype(name: str, *args) -> np.dtype:
         raise TypeError(f"{name}: {e}") from None
 
 
-def cast(x, dtype: np.dtype):
-    """``x`` (a tensor or Python scalar) as ``dtype``: a numpy scalar for Python scalars."""
+def cast(x, dtype: np.dtype, weak: bool = False):
+    """``x`` (a tensor or Python scalar) as ``dtype``: a numpy scalar for Python scalars,
+    marked weak (``dtypes.WeakScalar``) when ``weak``."""
     if is_pyscalar(x):
+        if weak:
+            return dt.weak_scalar(x, dtype)
         return np.asarray(x, dtype=dtype)[()]
     if x.dtype == dtype:
         return x
@@ -84,12 +87,28 @@ def _int_range(dtype) -> tuple[int, int]:
     return int(info.min), int(info.max)
 
 
+def _weak_traced(args) -> bool:
+    """Whether ``args`` are all weak and one is traced (a concrete tensor is never weak):
+    the result is then weak, so a traced graph must see its Python scalars as weak too."""
+    traced = False
+    for a in args:
+        if type(a) is Tensor:  # the eager common case, first
+            return False
+        if is_pyscalar(a):
+            continue
+        if not getattr(a, "weak_type", False):
+            return False
+        traced = True
+    return traced
+
+
 def promote(name: str, *args, dtype=None) -> list:
     """``args`` cast to their common dtype (or to ``dtype``)."""
     if dtype is None:
         dtype = promote_dtype(name, *args)
+    weak = _weak_traced(args)
     try:
-        return [cast(a, dtype) for a in args]
+        return [cast(a, dtype, weak) for a in args]
     except OverflowError:  # numpy's message names neither the function nor the range
         for a in args:
             check_scalar_fits(name, a, dtype)
