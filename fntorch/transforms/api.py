@@ -63,6 +63,12 @@ def _is_weak(raw) -> list[bool]:
     return [type(r) in (bool, int, float) for r in raw]
 
 
+def _weak_as_given(raw, flat) -> list:
+    """The leaves to differentiate at: Python scalars as given (so a transform built on
+    ``jvp`` or ``vjp`` sees them weak, ``_is_weak``), the others as tensors."""
+    return [r if w else x for r, x, w in zip(raw, flat, _is_weak(raw))]
+
+
 def _flat_fun(fun, in_tree, out_box, where, has_aux=False):
     """``fun`` as a function of a flat list returning a flat list; records output trees."""
 
@@ -408,7 +414,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
         nums, dyn = _dyn_args(args, argnums, "jacfwd")
         raw, flat_in, in_tree = _flatten_raw(tuple(dyn), "jacfwd")
         _check_float_args("jacfwd", name, nums, dyn)
-        primals = tuple(r if w else x for r, x, w in zip(raw, flat_in, _is_weak(raw)))
+        primals = tuple(_weak_as_given(raw, flat_in))
         dtype = _float_dtype(flat_in, "jacfwd")
         sizes = [x.size for x in flat_in]
         total = sum(sizes)
@@ -454,7 +460,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
         nums, dyn = _dyn_args(args, argnums, "jacrev")
         raw, flat_in, in_tree = _flatten_raw(tuple(dyn), "jacrev")
         _check_float_args("jacrev", name, nums, dyn)
-        primals = [r if w else x for r, x, w in zip(raw, flat_in, _is_weak(raw))]
+        primals = _weak_as_given(raw, flat_in)
 
         partial_flat = _partial_flat(fun, args, kwargs, nums, in_tree)
         res = _vjp(partial_flat, primals, has_aux, "jacrev")
