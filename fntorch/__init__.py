@@ -10,8 +10,9 @@ and ``jit`` are composable transforms over one small set of primitives.
 
 from . import fx, nn, ops, random, transforms, tree
 
-# `ft.devices` is the function; the room stays importable as `fntorch.devices`.
-from .devices import default_device, device, device_put, devices
+# Registers the CPU device and its impls. `ft.devices` is the function (from ops.api);
+# the room stays importable as `fntorch.devices`.
+from . import devices as _devices
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
 from .fx.dtypes import (
@@ -47,7 +48,6 @@ __version__ = "0.1.0"
 __all__ = sorted(
     {*ops.api.__all__, *transforms.api.__all__}
     | {"ConcretizationError", "Tensor", "UnexpectedTracerError", "config", "jit"}
-    | {"default_device", "device", "device_put", "devices"}
     | {"finfo", "iinfo", "result_type", "float0"}
     | {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
     | {"float16", "bfloat16", "float32", "float64"}

@@ -1,5 +1,7 @@
-"""Devices and their eager impls. Importing this registers every CPU impl."""
+"""Device kinds and their eager impls. Importing this registers the CPU device (numpy)
+with the registry in ``fntorch.fx.device`` and every CPU impl."""
 
+from ..fx.device import Device, default_device, device, devices, get_default_device
 from . import (  # noqa: E402
     cpu_control,
     cpu_elementwise,
@@ -8,13 +10,4 @@ from . import (  # noqa: E402
     cpu_reduce,
     cpu_structural,
 )
-from ._device import (
-    CPU,
-    Device,
-    cpu_impls,
-    default_device,
-    device,
-    device_put,
-    devices,
-    get_default_device,
-)
+from ._device import CPU, cpu_impls

@@ -15,11 +15,17 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 
 from . import dtypes as _dt
+from .device import device_of_operand as _device_of_operand
+from .device import (
+    buffer_devices,  # noqa: F401 - re-exported: the fx-level name of the table
+    device_of_buffer,
+    get_default_device,
+    operand_devices,
+    universal_impls,
+)
 
 # ----------------------------------------------------------------------------- errors
 
@@ -152,20 +158,27 @@ def get_aval(x) -> ShapedArray:
 # buffers alike) and keyword params; they raise the shape and dtype errors.
 abstract_eval_rules: dict[Primitive, Callable] = {}
 
+# The primitive registry: name -> Primitive, filled as primitives are made. Export,
+# the coverage test and lowering find primitives here (a name names one primitive).
+primitives: dict[str, Primitive] = {}
+
 
 class Primitive:
     """A named operation. Its behaviour lives in rule tables keyed by the primitive.
 
-    >>> my_p = Primitive("my_op")
-    >>> my_p
-    my_op
+    >>> my_p = Primitive("my_doc_op")
+    >>> my_p, primitives["my_doc_op"] is my_p
+    (my_doc_op, True)
     """
 
     __slots__ = ("name", "multiple_results", "__weakref__")
 
     def __init__(self, name: str, multiple_results: bool = False):
+        if name in primitives:
+            raise ValueError(f"Primitive: the name {name!r} is taken by another primitive")
         self.name = name
         self.multiple_results = multiple_results
+        primitives[name] = self
 
     def bind(self, *args, **params):
         """Applies this primitive to ``args`` under the current trace (see ``bind``)."""
@@ -196,21 +209,6 @@ def bind(prim: Primitive, *args, **params):
 
 
 # ------------------------------------------------------------------------ tensors
-
-
-# Buffer type -> Device. Filled by `fntorch.devices`; fx itself knows no device.
-buffer_devices: dict[type, Any] = {}
-
-
-def device_of_buffer(v):
-    try:
-        return buffer_devices[type(v)]
-    except KeyError:
-        for t, d in buffer_devices.items():
-            if isinstance(v, t):
-                buffer_devices[type(v)] = d
-                return d
-        raise TypeError(f"no fntorch device holds buffers of type {type(v).__name__}") from None
 
 
 class Tensor:
@@ -501,9 +499,10 @@ class EvalTrace(Trace):
                 v = a._value
             else:
                 v = a
-            d = buffer_devices.get(type(v)) or (
-                None if isinstance(v, (bool, int, float)) else device_of_buffer(v)
-            )
+            try:
+                d = operand_devices[type(v)]
+            except KeyError:
+                d = _device_of_operand(v)
             if device is None:
                 device = d
             elif d is not None and d is not device:
@@ -513,7 +512,7 @@ class EvalTrace(Trace):
                 )
             vals.append(v)
         if device is None:
-            device = default_device_getter()
+            device = get_default_device()
         try:
             rule = abstract_eval_rules[prim]
         except KeyError:
@@ -521,24 +520,14 @@ class EvalTrace(Trace):
                 f"primitive {prim.name!r} has no abstract-eval rule"
             ) from None
         rule(*vals, **params)  # shape and dtype errors, the same as under tracing
-        try:
-            impl = device.impls[prim]
-        except KeyError:
-            raise NotImplementedError(
-                f"primitive {prim.name!r} has no impl on device {device}"
-            ) from None
+        impl = device.impls.get(prim) or universal_impls.get(prim)
+        if impl is None:
+            raise NotImplementedError(f"primitive {prim.name!r} has no impl on device {device}")
         out = impl(*vals, **params)
         if prim.multiple_results:
             return [_new_tensor(o) for o in out]
         return _new_tensor(out)
 
-
-def _no_default_device():
-    raise RuntimeError("fntorch.devices was not imported")
-
-
-# Set by `fntorch.devices`: returns the Device used for tensors made from nothing.
-default_device_getter: Callable[[], Any] = _no_default_device
 
 EVAL_TRACE = EvalTrace()
 _current_trace: contextvars.ContextVar[Trace] = contextvars.ContextVar(
@@ -582,6 +571,3 @@ def bind_on(trace: Trace, prim: Primitive, args, params):
     finally:
         _current_trace.reset(token)
 
-
-def is_concrete(x) -> bool:
-    return not isinstance(x, Tracer)

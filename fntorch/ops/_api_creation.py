@@ -17,6 +17,8 @@ from ..fx import core
 from ..fx import dtypes as dt
 from ..fx.core import Tensor, Tracer
 from . import lax
+from ..fx.device import device as _device_of_spec
+from ..fx.device import get_default_device, host_device
 from ._api_common import as_index, is_pyscalar
 
 __all__ = [
@@ -27,11 +29,7 @@ __all__ = [
 
 
 def _device(device):
-    if device is None:
-        return core.default_device_getter()
-    from ..devices import device as _device_of_spec  # devices imports ops: late import
-
-    return _device_of_spec(device)
+    return get_default_device() if device is None else _device_of_spec(device)
 
 
 def _dtype(dtype, where: str):
@@ -130,10 +128,9 @@ def asarray(obj, dtype=None, device=None, copy=None) -> Tensor:
         if dtype is None:
             arr = np.asarray(obj, dtype=native)
         else:  # fntorch's cast rules (saturating float -> int, one rounding to bfloat16)
-            from ..devices import cpu_impls
             from ._prims_structural import convert_element_type_p
 
-            arr = cpu_impls[convert_element_type_p](np.asarray(obj, native), new_dtype=dtype)
+            arr = host_device().impls[convert_element_type_p](np.asarray(obj, native), new_dtype=dtype)
     elif isinstance(obj, (list, tuple)):
         leaves = _leaves(obj, [])
         if any(isinstance(leaf, Tensor) for leaf in leaves):

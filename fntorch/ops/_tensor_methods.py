@@ -16,6 +16,8 @@ import numpy as np
 
 from ..fx import dtypes as dt
 from ..fx.core import Tensor
+from ..fx.device import KNOWN_PLATFORMS, Device
+from ..fx.device import device as _device
 from . import _indexing
 from . import api as _api
 from ._tensor import _attach, _doc_of, _fn
@@ -990,11 +992,9 @@ def astype(self, dtype, *, copy=True):
 
 
 def _is_device_spec(a) -> bool:
-    from ..devices import Device
-
     if isinstance(a, Device) or isinstance(getattr(a, "type", None), str):  # torch.device
         return True
-    return isinstance(a, str) and a.partition(":")[0] in ("cpu", "cuda")
+    return isinstance(a, str) and a.partition(":")[0] in KNOWN_PLATFORMS
 
 
 def to_device(self, device, /, *, stream=None):
@@ -1031,8 +1031,6 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
         if d != out.dtype:
             out = _api.astype(out, d)
     if device is not None:
-        from ..devices import device as _device
-
         target, current = _device(device), out.device
         if current is not None and current is not target:  # (None: a tracer's unknown)
             out = _api.asarray(out, device=target)

@@ -13,6 +13,8 @@ import math
 from ..fx import dtypes as _dt
 from ._api_creation import *  # noqa: F403
 from ._api_creation import __all__ as _creation
+from ._api_device import *  # noqa: F403
+from ._api_device import __all__ as _device
 from ._api_elementwise import *  # noqa: F403
 from ._api_elementwise import __all__ as _elementwise
 from ._api_linalg import *  # noqa: F403
@@ -90,9 +92,9 @@ class _NamespaceInfo:
         return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
 
     def default_device(self):
-        from ..fx import core
+        from ..fx.device import get_default_device
 
-        return core.default_device_getter()
+        return get_default_device()
 
     def default_dtypes(self, *, device=None) -> dict:
         return {
@@ -110,7 +112,7 @@ class _NamespaceInfo:
         }
 
     def devices(self) -> list:
-        from ..devices import devices
+        from ..fx.device import devices
 
         return devices()
 
@@ -126,7 +128,7 @@ def __array_namespace_info__() -> _NamespaceInfo:
 
 
 __all__ = sorted(
-    set(_creation + _elementwise + _linalg + _manipulation + _pad + _reduce + _set + _control)
+    set(_creation + _device + _elementwise + _linalg + _manipulation + _pad + _reduce + _set + _control)
     | {"isdtype", "can_cast", "e", "pi", "inf", "nan", "newaxis"}
     | {"__array_api_version__", "__array_namespace_info__"}
 )

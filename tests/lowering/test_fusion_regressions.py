@@ -2,6 +2,8 @@
 
 import tracemalloc
 
+import functools
+
 import numpy as np
 
 import fntorch as ft
@@ -29,6 +31,7 @@ def test_folding_never_computes_a_large_result_it_then_drops():
     assert n > FOLD_LIMIT
 
 
+@functools.cache  # a primitive's name is registered once per process
 def _scale_primitive():
     """A user primitive with a float parameter: ``x * c`` in ``x``'s dtype."""
     from fntorch.devices import cpu_impls

@@ -634,5 +634,7 @@ def test_epilogue_vectorization_follows_each_compile_not_the_last_one():
 
     spec = KernelSpec(1, 0, (F32,), (KOp("exp", (("in", 0),), (), F32),), (("op", 0),), (False,))
     text = str(emit_module(K.Kernel(spec).module()))
+    if "vec.epilog" not in cpu.optimized_ir(text, False):
+        pytest.skip("this host's LLVM does not vectorize the epilogue of this loop at all")
     flags = ["vec.epilog" in cpu.optimized_ir(text, small) for small in (True, False, True, False)]
     assert flags == [False, True, False, True]
