@@ -40,7 +40,7 @@ from .ops.api import *  # noqa: F403
 from .transforms.api import *  # noqa: F403
 from .transforms.jit import config, jit
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 # The public surface, explicit (STYLE.md: Equinox's public `__init__`): the Array API
 # namespace, the transforms, and the names imported above. Submodules (`ft.random`,

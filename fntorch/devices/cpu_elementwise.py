@@ -25,6 +25,8 @@ import numpy as np
 
 from ..fx import dtypes as dt
 from ..ops import _prims_elementwise as ew
+from ..ops._erf_inv_coeffs import GILES_CENTRAL as _GILES_CENTRAL
+from ..ops._erf_inv_coeffs import GILES_TAIL as _GILES_TAIL
 from ._device import cpu_impls
 
 _UFUNCS = {
@@ -321,31 +323,6 @@ def erf64(x):
     """
     with np.errstate(all="ignore"):
         return _erf_erfc64(np.asarray(x, np.float64))[0]
-
-
-# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision.
-_GILES_CENTRAL = (
-    2.81022636e-08,
-    3.43273939e-07,
-    -3.5233877e-06,
-    -4.39150654e-06,
-    0.00021858087,
-    -0.00125372503,
-    -0.00417768164,
-    0.246640727,
-    1.50140941,
-)
-_GILES_TAIL = (
-    -0.000200214257,
-    0.000100950558,
-    0.00134934322,
-    -0.00367342844,
-    0.00573950773,
-    -0.0076224613,
-    0.00943887047,
-    1.00167406,
-    2.83297682,
-)
 
 
 def _horner(coeffs, w):

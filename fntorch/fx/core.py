@@ -23,6 +23,7 @@ from .device import (
     buffer_devices,  # noqa: F401 - re-exported: the fx-level name of the table
     device_of_buffer,
     get_default_device,
+    host_device,
     operand_devices,
     universal_impls,
 )
@@ -511,8 +512,12 @@ class EvalTrace(Trace):
                     "move them to one device with t.to(device) or ft.device_put"
                 )
             vals.append(v)
+        scalars_only = device is None and bool(vals)
         if device is None:
-            device = get_default_device()
+            # Only scalars (or nothing): computed on the host when there are operands, so
+            # that a 0-d result stays a scalar of no device (a cast of a numpy scalar
+            # meets a tensor on any device); anything larger goes to the default device.
+            device = host_device() if vals else get_default_device()
         try:
             rule = abstract_eval_rules[prim]
         except KeyError:
@@ -524,9 +529,20 @@ class EvalTrace(Trace):
         if impl is None:
             raise NotImplementedError(f"primitive {prim.name!r} has no impl on device {device}")
         out = impl(*vals, **params)
+        if scalars_only:
+            out = [_scalar_result(o) for o in out] if prim.multiple_results else _scalar_result(out)
         if prim.multiple_results:
             return [_new_tensor(o) for o in out]
         return _new_tensor(out)
+
+
+def _scalar_result(out):
+    """A result computed from scalars alone: 0-d stays a host scalar (of no device), a
+    larger one (a broadcast scalar) moves to the default device."""
+    if getattr(out, "ndim", 1) == 0:
+        return out[()]
+    default = get_default_device()
+    return out if default is host_device() else default.put(out)
 
 
 EVAL_TRACE = EvalTrace()

@@ -469,7 +469,3 @@ def trace_to_graph(fun, in_avals, *, name: str = "make_graph", stage_all: bool =
     finally:
         trace.dead = True
     return graph, aux
-
-
-def is_tensor_like(x) -> bool:
-    return isinstance(x, (Tensor, np.ndarray, np.generic))

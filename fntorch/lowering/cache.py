@@ -79,7 +79,8 @@ def _dist_version(name: str) -> str:
 
 # The sources the generated code depends on, relative to the fntorch package: the
 # kernel compiler and the modules it imports constants from (mathlib reads erfinv's
-# coefficients from the eager impls), so that editing any of them rebuilds the kernels.
+# coefficients from ops, as the eager impl does), so that editing any of them rebuilds
+# the kernels.
 SOURCES = (
     "lowering/builder.py",
     "lowering/emit.py",
@@ -93,7 +94,7 @@ SOURCES = (
     "lowering/cache.py",
     "lowering/templates.py",
     "lowering/spec_special.py",
-    "devices/cpu_elementwise.py",
+    "ops/_erf_inv_coeffs.py",
 )
 
 
@@ -101,7 +102,7 @@ SOURCES = (
 def _versions() -> str:
     import llvmlite
 
-    import fntorch
+    from .._version import __version__
 
     xdsl_version = _dist_version("xdsl")
     src = hashlib.sha256()
@@ -109,7 +110,7 @@ def _versions() -> str:
     for name in SOURCES:
         src.update((package / name).read_bytes())
     return (
-        f"fntorch={fntorch.__version__};xdsl={xdsl_version};"
+        f"fntorch={__version__};xdsl={xdsl_version};"
         f"llvmlite={llvmlite.__version__};src={src.hexdigest()[:16]}"
     )
 

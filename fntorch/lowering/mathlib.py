@@ -61,7 +61,8 @@ from fractions import Fraction
 from math import factorial
 
 # Giles, "Approximating the erfinv function": the same coefficients as the eager impl.
-from ..devices.cpu_elementwise import _GILES_CENTRAL, _GILES_TAIL
+from ..ops._erf_inv_coeffs import GILES_CENTRAL as _GILES_CENTRAL
+from ..ops._erf_inv_coeffs import GILES_TAIL as _GILES_TAIL
 from .mathcore import (
     _LN2_HI,
     _LN2_LO,

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..fx import dtypes as dt
-from ..fx.core import ConcretizationError, Tensor
+from ..fx.core import ConcretizationError, Tensor, _new_tensor
 from . import lax
 
 
@@ -29,9 +29,13 @@ def is_pyscalar(x) -> bool:
 
 
 def operand(x, asarray) -> Tensor | bool | int | float:
-    """A Tensor, tracer or Python scalar; anything else goes through ``asarray``."""
+    """A Tensor, tracer or Python scalar; anything else goes through ``asarray``. A numpy
+    scalar stays a host scalar (held by a tensor): like a Python scalar it belongs to no
+    device, and takes the device of the tensors it meets."""
     if isinstance(x, Tensor) or is_pyscalar(x):
         return x
+    if isinstance(x, np.generic):
+        return _new_tensor(np.asarray(asarray(x)._value)[()])
     return asarray(x)
 
 
@@ -113,14 +117,6 @@ def promote(name: str, *args, dtype=None) -> list:
         for a in args:
             check_scalar_fits(name, a, dtype)
         raise
-
-
-def shape_of(x) -> tuple:
-    return () if is_pyscalar(x) else tuple(x.shape)
-
-
-def dtype_of(x):
-    return dt.dtype_and_weak(x)[0] if is_pyscalar(x) else x.dtype
 
 
 def as_index(name: str, what: str, value) -> int:

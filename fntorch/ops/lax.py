@@ -16,8 +16,9 @@ from ._prims_structural import broadcast_in_dim
 
 
 def full(shape, value, dtype):
-    """A tensor of ``shape`` filled with ``value`` (a broadcast scalar, not a copy)."""
-    scalar = np.asarray(value, dtype=dtype)
+    """A tensor of ``shape`` filled with ``value`` (a broadcast scalar, not a copy). A 0-d
+    one is a host scalar of no device: it takes the device of the tensors it meets."""
+    scalar = np.asarray(value, dtype=dtype)[()]
     if not shape:
         return Tensor(scalar)
-    return broadcast_in_dim(scalar[()], tuple(shape), ())
+    return broadcast_in_dim(scalar, tuple(shape), ())

@@ -11,7 +11,6 @@ from __future__ import annotations
 from ..fx.core import ShapedArray, Tensor, Trace, Tracer, check_tracer, get_aval, set_current_trace
 
 batch_rules: dict = {}
-not_mapped = None
 
 
 class BatchTracer(Tracer):

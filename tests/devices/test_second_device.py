@@ -1,0 +1,148 @@
+"""A second device, registered through the device registry, runs what the CPU runs.
+
+The fake device holds its buffers as a numpy subclass and reuses the CPU's impls on
+plain views of them, so every result can be compared with the CPU's bit for bit. What
+it checks is the seam: scalars belong to no device, results stay on the device of their
+operands, and mixing devices is refused by name.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import fntorch as ft
+from fntorch.devices import cpu_impls
+from fntorch.fx.core import Tensor
+from fntorch.fx.device import Device, register_device, unregister_device
+from tests.cases import all_cases
+from tests.contract import as_list, case_ids
+
+
+class _FakeBuffer(np.ndarray):
+    """A buffer of the fake device: a numpy array of another type."""
+
+
+def _to_fake(out):
+    if isinstance(out, (list, tuple)):
+        return [_to_fake(o) for o in out]
+    if isinstance(out, (np.ndarray, np.generic)):
+        return np.asarray(out).view(_FakeBuffer)
+    return out
+
+
+def _to_plain(x):
+    return x.view(np.ndarray) if isinstance(x, _FakeBuffer) else x
+
+
+def _on_fake(impl):
+    def run(*args, **params):
+        return _to_fake(impl(*[_to_plain(a) for a in args], **params))
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def fake():
+    impls = {p: _on_fake(f) for p, f in cpu_impls.items()}
+    dev = register_device(
+        Device("fake", 0, impls, lambda a: _to_fake(np.array(a, copy=True)), _to_plain),
+        buffer_types=(_FakeBuffer,),
+    )
+    yield dev
+    unregister_device(dev)
+
+
+def _put(dev, a):
+    a = np.asarray(a)
+    return ft.asarray(a.astype(np.float32) if a.dtype == np.float64 else a, device=dev)
+
+
+def _same(got, want):
+    assert got.device is not ft.device("cpu")
+    np.testing.assert_array_equal(np.asarray(got.to("cpu")), np.asarray(want))
+
+
+def test_the_registry_names_the_fake_device(fake):
+    assert ft.device("fake:0") is fake and fake in ft.devices()
+    assert ft.devices()[0] is ft.device("cpu")
+    with pytest.raises(RuntimeError, match="fake:1"):
+        ft.device("fake:1")
+
+
+def test_scalars_take_the_device_of_the_tensor(fake):
+    x = _put(fake, [1.0, -2.0, 3.0])
+    for got, want in [
+        (x * 2.0, [2.0, -4.0, 6.0]),
+        (2.0 - x, [1.0, 4.0, -1.0]),
+        (x * np.float32(3.0), [3.0, -6.0, 9.0]),
+        (ft.maximum(x, 0), [1.0, 0.0, 3.0]),
+        (x.sum() * 2, 4.0),
+    ]:
+        assert got.device is fake
+        _same(got, want)
+
+
+def test_mixing_devices_raises_naming_both(fake):
+    with pytest.raises(ValueError, match=r"different devices \(fake:0 and cpu\)"):
+        _put(fake, [1.0]) + ft.ones(1)
+
+
+def test_default_device_places_new_tensors(fake):
+    with ft.default_device(fake):
+        assert ft.zeros(3).device is fake
+        assert ft.arange(3).device is fake
+        assert (ft.ones(2) * 2.0).device is fake
+
+
+@pytest.mark.parametrize("case", all_cases(), ids=case_ids)
+@given(data=st.data())
+def test_every_primitive_runs_on_the_second_device(fake, case, data):
+    dtype = data.draw(st.sampled_from(case.dtypes), label="dtype")
+    args, params = case.draw(data, dtype)
+    want = as_list(case.prim.bind(*[Tensor(a) for a in args], **params))
+    got = as_list(case.prim.bind(*[ft.asarray(a, device=fake) for a in args], **params))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.device is fake, case.name
+        np.testing.assert_array_equal(np.asarray(g.to("cpu")), np.asarray(w), err_msg=case.name)
+
+
+def test_transforms_run_on_the_second_device(fake):
+    def loss(w, x):
+        return ft.sum(ft.tanh(x @ w) ** 2)
+
+    w, x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2), np.ones((4, 3), np.float32)
+    for transform in (
+        ft.grad(loss),
+        ft.vmap(ft.grad(loss), in_axes=(None, 0)),
+        lambda w, x: ft.jvp(lambda w: loss(w, x), (w,), (ft.ones_like(w),))[1],
+    ):
+        got = transform(_put(fake, w), _put(fake, x))
+        want = transform(ft.asarray(w), ft.asarray(x))
+        assert got.device is fake
+        np.testing.assert_allclose(np.asarray(got.to("cpu")), np.asarray(want), rtol=1e-6)
+
+
+def test_control_flow_runs_on_the_second_device(fake):
+    x = _put(fake, [1.0, 2.0, 3.0])
+    c = ft.cond(x.sum() > 0, lambda v: v * 2.0, lambda v: v - 1.0, x)
+    s = ft.scan(lambda carry, v: (carry + v, carry * v), ft.zeros((), device=fake), x)
+    w = ft.while_loop(lambda v: v.sum() < 100.0, lambda v: v * 3.0, x)
+    f = ft.fori_loop(0, 3, lambda i, v: v + i, x)
+    _same(c, [2.0, 4.0, 6.0])
+    _same(s[0], 6.0)
+    _same(s[1], [0.0, 2.0, 9.0])
+    _same(w, [27.0, 54.0, 81.0])
+    _same(f, [4.0, 5.0, 6.0])
+
+
+def test_random_draws_on_the_second_device_equal_the_cpu_draws(fake):
+    want = ft.random.normal(ft.random.key(0), (5,))
+    with ft.default_device(fake):
+        key = ft.random.key(0)
+        got = ft.random.normal(key, (5,))
+        bits = ft.random.bits(ft.random.split(key)[1], (3,))
+    assert got.device is fake and bits.device is fake
+    _same(got, want)
+    _same(bits, ft.random.bits(ft.random.split(ft.random.key(0))[1], (3,)))
