@@ -1,8 +1,14 @@
-"""Transforms: autodiff, vmap, staging. Importing this registers every rule."""
+"""Transforms: autodiff, vmap, staging. Importing this registers every rule.
+
+``api`` re-exports the public transforms of ``autodiff``, ``vectorize``, ``staging`` and
+``custom``; ``_args`` holds the argument helpers they share.
+"""
 
 from . import (
+    _args,
     ad,
     api,
+    autodiff,
     batching,
     custom,
     jvp_control,
@@ -11,6 +17,8 @@ from . import (
     jvp_linalg,
     jvp_reduce,
     jvp_structural,
+    staging,
+    vectorize,
     vmap_control,
     vmap_elementwise,
     vmap_indexing,

@@ -3,9 +3,10 @@
 A call flattens its arguments (``fntorch.tree``) and builds the cache key: the pytree
 structure, the shape, dtype and weak type of every leaf (and its device when it is not
 the CPU), and the values of the static arguments. On a miss the function is staged out
-to a ``Graph`` (``trace_to_graph``), simplified, fused and compiled by
-``fntorch.lowering``; on a hit the compiled program runs on the input buffers directly,
-without re-entering the tracer.
+to a ``Graph`` (``staging.stage``, as ``make_graph`` stages), simplified, fused and
+compiled by ``fntorch.lowering``; on a hit the compiled program runs on the input
+buffers directly, without re-entering the tracer. ``jit_config`` holds ``ft.config``,
+``jit_lowered`` what ``lower`` returns.
 
 Composition: called with tracers (under ``grad``, ``vmap``, ``make_graph`` or another
 ``jit``), the function is traced inline into the current trace, so ``grad(jit(f))``,
@@ -31,7 +32,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import os
 import sys
 import threading
 import time
@@ -53,57 +53,15 @@ from ..fx.core import (
     current_trace,
     device_of_buffer,
 )
-from ..fx.graph import eval_graph, inline_custom_calls, trace_to_graph
-from .api import _as_tensor
+from ..fx.graph import inline_custom_calls
+from ._args import _as_tensor
+from .jit_config import Config, config  # noqa: F401
+from .jit_lowered import Compiled, Lowered, _aval_str, _EagerProgram  # noqa: F401
+from .staging import _path_str, stage
 
 __all__ = ["jit", "config"]
 
 logger = logging.getLogger("fntorch.jit")
-
-
-# ------------------------------------------------------------------------- config
-
-
-class Config:
-    """Process-wide jit settings: ``ft.config.update(name, value)``, read as attributes.
-
-    - ``log_compiles`` (bool, env ``FNTORCH_LOG_COMPILES``): log each trace and its cause.
-    - ``kernel_backend`` (env ``FNTORCH_KERNEL_BACKEND``): ``"auto"`` (the kernel
-      compiler when importable, else the numpy interpreter), ``"compiled"``,
-      ``"interpret"``.
-
-    >>> config.update("log_compiles", False)
-    >>> config.log_compiles
-    False
-    """
-
-    _CHOICES = {"kernel_backend": ("auto", "compiled", "interpret")}
-
-    def __init__(self):
-        env = os.environ.get
-        self._values = {
-            "log_compiles": env("FNTORCH_LOG_COMPILES", "0").lower() in ("1", "true", "yes"),
-            "kernel_backend": env("FNTORCH_KERNEL_BACKEND", "auto"),
-        }
-
-    def update(self, name: str, value) -> None:
-        if name not in self._values:
-            raise ValueError(
-                f"config.update: unknown option {name!r}; options: {sorted(self._values)}"
-            )
-        choices = self._CHOICES.get(name)
-        if choices and value not in choices:
-            raise ValueError(f"config.update: {name} must be one of {choices}, got {value!r}")
-        self._values[name] = value
-
-    def __getattr__(self, name):
-        try:
-            return self.__dict__["_values"][name]
-        except KeyError:
-            raise AttributeError(f"config has no option {name!r}") from None
-
-
-config = Config()
 
 
 # ------------------------------------------------------------------- donated buffers
@@ -144,15 +102,6 @@ _EXCLUSIVE_REFS = 4
 # ---------------------------------------------------------------------- signatures
 
 
-def _aval_str(sig) -> str:
-    s = ShapedArray(sig[0], sig[1]).str_short()
-    if len(sig) > 2 and sig[2] is True:
-        s += "{weak}"
-    elif len(sig) > 2 and sig[2] is not False:
-        s += f"@{sig[2]}"
-    return s
-
-
 @functools.cache
 def _flat_structure(n: int):
     """The structure of ``n`` positional leaves and no keywords (the fast path's calls)."""
@@ -169,10 +118,6 @@ def _type_key(v):
     if isinstance(v, tuple):
         return type(v), tuple(_type_key(x) for x in v)
     return type(v)
-
-
-def _path_str(path) -> str:
-    return "".join(f"[{k!r}]" for k in path)
 
 
 class _Entry:
@@ -495,28 +440,19 @@ class JitFunction:
             )
         avals = [ShapedArray(s[0], s[1], len(s) > 2 and s[2] is True) for s in key[1]]
         static_kwargs = {k: v for k, v in kwargs.items() if k in self._static_names}
-        fun, name = self.fun, self._name
-
-        def flat_fun(*xs):
-            d_args, d_kwargs = optree.tree_unflatten(treedef, list(xs))
-            it = iter(d_args)
-            full = [args[i] if i in pos else next(it) for i in range(len(args))]
-            out = fun(*full, **d_kwargs, **static_kwargs)
-            out_leaves, out_tree = tree_util.flatten(out)
-            for k, o in enumerate(out_leaves):
-                if not isinstance(o, (Tensor, np.ndarray, np.generic, bool, int, float)):
-                    paths = optree.tree_paths(
-                        out, none_is_leaf=False, namespace=tree_util.NAMESPACE
-                    )
-                    raise TypeError(
-                        f"jit({name}): output {_path_str(paths[k]) or '(the result)'} is a "
-                        f"{type(o).__name__}; a jit function returns tensors, arrays or numbers "
-                        "(or a pytree of them)"
-                    )
-            return [_as_tensor(o, f"jit({name})") for o in out_leaves], out_tree
+        name = self._name
 
         try:
-            return trace_to_graph(flat_fun, avals, name=f"jit({name})")
+            return stage(
+                self.fun,
+                args,
+                pos,
+                treedef,
+                avals,
+                static_kwargs,
+                name=f"jit({name})",
+                check_outputs=True,
+            )
         except ConcretizationError as e:
             dyn_list = ", ".join(f"{n} ({_aval_str(s)})" for n, s in zip(names, key[1]))
             raise ConcretizationError(
@@ -602,99 +538,6 @@ class JitFunction:
         """Forgets every compiled signature (the next call traces again)."""
         self._cache.clear()
         self._last_key = None
-
-
-class _EagerProgram:
-    """Runs the simplified graph eagerly (devices without compiled programs yet)."""
-
-    def __init__(self, graph):
-        self.graph = graph
-        self.kernels = []
-
-    def __call__(self, *bufs):
-        outs = eval_graph(self.graph, *[_new_tensor(b) for b in bufs])
-        vals = [o._value if isinstance(o, Tensor) else o for o in outs]
-        # A literal output (or an op on literals) comes back as a scalar, not a buffer.
-        return [np.asarray(v) if isinstance(v, (np.generic, bool, int, float)) else v for v in vals]
-
-
-class Lowered:
-    """The result of ``ft.jit(f).lower(*args)``.
-
-    ``graph``: the fx Graph after the passes; ``plan``: the fusion plan (its
-    ``summary()`` lists the kernels and library calls); ``as_text()``: the IR of every
-    kernel; ``compile()``: a callable with ``f``'s signature, for these argument types.
-
-    >>> import fntorch as ft
-    >>> lo = ft.jit(lambda x: x + 1.0).lower(ft.ones(2))
-    >>> print(lo.graph)
-    { lambda a:f32[2]. let
-        b:f32[2] = add a 1.0
-      in (b) }
-    """
-
-    def __init__(self, jitted: JitFunction, entry: _Entry):
-        self._jitted = jitted
-        self._entry = entry
-        self.graph = entry.graph
-        self.plan = entry.plan
-
-    def as_text(self) -> str:
-        """The xDSL IR of every kernel the program runs, each under a ``// kernel i:``
-        line naming what it computes: fused kernels, template kernels (gather, scatter,
-        cumulative ops, windows) and those of control flow's compiled sub-programs.
-
-        >>> import fntorch as ft
-        >>> f = ft.jit(lambda x: ft.fori_loop(0, 3, lambda i, c: ft.exp(c) - 1.0, x))
-        >>> [l for l in f.lower(ft.ones(2)).as_text().splitlines() if l.startswith("//")]
-        ['// scan body > kernel 0: add', '// scan body > kernel 1: exp sub']
-        """
-        return "\n\n".join(_kernel_texts(self._entry.program, ""))
-
-    def compile(self) -> Compiled:
-        """The compiled callable for these argument types (see ``Compiled``)."""
-        return Compiled(self._jitted, self._entry)
-
-
-def _kernel_texts(program, where: str):
-    n = 0
-    for label, item in getattr(program, "listing", ()):
-        if hasattr(item, "listing"):  # a compiled sub-program: a loop body, a branch
-            yield from _kernel_texts(item, f"{where}{label} > ")
-        else:
-            yield f"// {where}kernel {n}: {label}\n{item.as_text()}"
-            n += 1
-
-
-class Compiled:
-    """A compiled function for one argument signature; other signatures raise TypeError.
-
-    >>> import fntorch as ft
-    >>> c = ft.jit(lambda x: x + 1.0).lower(ft.ones(2)).compile()
-    >>> c(ft.zeros(2)).tolist()
-    [1.0, 1.0]
-    """
-
-    def __init__(self, jitted: JitFunction, entry: _Entry):
-        self._jitted = jitted
-        self._entry = entry
-
-    def __call__(self, *args, **kwargs):
-        """Runs the program with arguments of the signature it was lowered for."""
-        got = self._jitted._signature(args, kwargs)
-        if got is None or got[0] != self._entry.key:
-            came = (
-                "traced arguments (a compiled function does not run under a transform)"
-                if got is None
-                else f"({', '.join(_aval_str(s) for s in got[0][1])})"
-            )
-            raise TypeError(
-                f"jit({self._jitted._name}).lower(...).compile(): it was lowered for other "
-                f"argument types: ({', '.join(_aval_str(s) for s in self._entry.key[1])}), "
-                f"with one tree structure and static values; got {came}. Call the jit "
-                "function itself to compile for new ones"
-            )
-        return self._jitted._run(self._entry, got[1], got[2])
 
 
 def jit(fun: Callable, static_argnums=(), static_argnames=(), donate_argnums=()) -> JitFunction:
