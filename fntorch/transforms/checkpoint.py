@@ -40,7 +40,7 @@ def checkpoint(fun, *, static_argnums=()):
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         from ._args import _check_argnums
-        from .api import jvp, vjp
+        from .autodiff import jvp, vjp
 
         nums = _check_argnums(static, len(args), "checkpoint static_argnums") if static else ()
         dyn = tuple(a for i, a in enumerate(args) if i not in nums)
