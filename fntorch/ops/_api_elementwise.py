@@ -1,9 +1,14 @@
-"""Elementwise functions of the Array API standard, plus sigmoid, erf, relu, gelu, where.
+"""Elementwise functions of two tensors (and ``where``), of the Array API standard:
+arithmetic (``add``, ``subtract``, ``multiply``, ``divide``, ``floor_divide``,
+``remainder``, ``pow``, ``maximum``, ``minimum``, ``clip``), comparisons, logical and
+bitwise functions (with their unary ``logical_not`` and ``bitwise_invert``), ``atan2``,
+``copysign``, ``hypot``, ``logaddexp``, ``nextafter`` and ``where``. The functions of
+one tensor are in `fntorch.ops._api_elementwise_math`.
 
 Binary functions promote their operands (``fntorch.fx.dtypes``: the standard's table
 within a kind, int with float gives the float, Python scalars are weak) and then bind
-one primitive. Functions that only make sense for floats (``exp``, ``sin``, true
-division) take integer and bool inputs as the default float dtype, float32.
+one primitive. True division (and ``atan2``, ``hypot``, ...) takes integer and bool
+inputs as the default float dtype, float32.
 """
 
 from __future__ import annotations
@@ -11,7 +16,6 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-import reprlib
 
 import numpy as np
 
@@ -19,44 +23,17 @@ from ..fx import dtypes as dt
 from . import lax
 from ._api_common import _int_range, cast, is_pyscalar, operand, promote, promote_dtype
 from ._api_creation import asarray
+from ._api_elementwise_math import _operand, _require, _tensor, _zero, signbit
 from ._prims_elementwise import broadcast_shapes
 
 __all__ = [
-    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
-    "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_or",
-    "bitwise_right_shift", "bitwise_xor", "ceil", "clip", "conj", "copysign", "cos", "cosh",
-    "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater", "greater_equal",
-    "hypot", "imag", "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log1p",
-    "log2", "log10", "logaddexp", "logical_and", "logical_not", "logical_or",
-    "logical_xor", "maximum", "minimum", "multiply", "negative", "nextafter", "not_equal",
-    "positive", "pow", "real", "reciprocal", "remainder", "round", "sign", "signbit", "sin",
-    "sinh", "square", "sqrt", "subtract", "tan", "tanh", "trunc", "sigmoid", "erf",
-    "erfinv", "relu", "gelu", "where", "exp2", "rsqrt", "cbrt",
+    "add", "atan2", "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "clip", "copysign", "divide", "equal",
+    "floor_divide", "greater", "greater_equal", "hypot", "less", "less_equal",
+    "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum",
+    "minimum", "multiply", "nextafter", "not_equal", "pow", "remainder", "subtract",
+    "where",
 ]  # fmt: skip
-
-
-def _operand(name, x, arg):
-    """``operand(x)``, whose conversion errors say which function and argument got what."""
-    try:
-        return operand(x, asarray)
-    except (TypeError, ValueError) as e:
-        got = reprlib.repr(x)
-        raise type(e)(
-            f"{name}: {arg} must be a tensor or (a nested list of) real numbers, "
-            f"got {type(x).__name__} {got} ({e})"
-        ) from None
-
-
-def _tensor(name, x, arg="x"):
-    return _operand(name, x, arg) if not is_pyscalar(x) else asarray(x)
-
-
-def _float_tensor(name, x):
-    """``x`` as a tensor of a float dtype (ints and bools become float32)."""
-    x = _tensor(name, x)
-    if not dt.is_float(x.dtype):
-        x = lax.convert_element_type(x, dt.default_float)
-    return x
 
 
 def _binary_args(name, x1, x2, *, floating=False):
@@ -67,285 +44,7 @@ def _binary_args(name, x1, x2, *, floating=False):
     return promote(name, a, b, dtype=dtype)
 
 
-# --------------------------------------------------------------------- unary functions
-
-
-def _make_float_unary(name, fn, example_in, example_out):
-    def f(x, /):
-        return fn(_float_tensor(name, x))
-
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = (
-        f"Elementwise ``{name}``; integer and bool inputs are computed in float32.\n\n"
-        f"    >>> import fntorch as ft\n"
-        f"    >>> ft.{name}(ft.asarray({example_in})).tolist()\n"
-        f"    {example_out}\n"
-    )
-    return f
-
-
-exp = _make_float_unary("exp", lax.exp, "[0.0]", "[1.0]")
-exp2 = _make_float_unary("exp2", lax.exp2, "[3.0]", "[8.0]")
-expm1 = _make_float_unary("expm1", lax.expm1, "[0.0]", "[0.0]")
-log = _make_float_unary("log", lax.log, "[1.0]", "[0.0]")
-log1p = _make_float_unary("log1p", lax.log1p, "[0.0]", "[0.0]")
-sqrt = _make_float_unary("sqrt", lax.sqrt, "[4.0]", "[2.0]")
-rsqrt = _make_float_unary("rsqrt", lax.rsqrt, "[4.0]", "[0.5]")
-cbrt = _make_float_unary("cbrt", lax.cbrt, "[8.0]", "[2.0]")
-sin = _make_float_unary("sin", lax.sin, "[0.0]", "[0.0]")
-cos = _make_float_unary("cos", lax.cos, "[0.0]", "[1.0]")
-tan = _make_float_unary("tan", lax.tan, "[0.0]", "[0.0]")
-asin = _make_float_unary("asin", lax.asin, "[0.0]", "[0.0]")
-acos = _make_float_unary("acos", lax.acos, "[1.0]", "[0.0]")
-atan = _make_float_unary("atan", lax.atan, "[0.0]", "[0.0]")
-sinh = _make_float_unary("sinh", lax.sinh, "[0.0]", "[0.0]")
-cosh = _make_float_unary("cosh", lax.cosh, "[0.0]", "[1.0]")
-tanh = _make_float_unary("tanh", lax.tanh, "[0.0]", "[0.0]")
-asinh = _make_float_unary("asinh", lax.asinh, "[0.0]", "[0.0]")
-acosh = _make_float_unary("acosh", lax.acosh, "[1.0]", "[0.0]")
-atanh = _make_float_unary("atanh", lax.atanh, "[0.0]", "[0.0]")
-sigmoid = _make_float_unary("sigmoid", lax.logistic, "[0.0]", "[0.5]")
-erf = _make_float_unary("erf", lax.erf, "[0.0]", "[0.0]")
-erfinv = _make_float_unary("erfinv", lax.erf_inv, "[0.0]", "[0.0]")
-
-_LN2 = math.log(2.0)
-_LN10 = math.log(10.0)
-
-
-def log2(x, /):
-    """Elementwise base-2 logarithm.
-
-    >>> import fntorch as ft
-    >>> ft.log2(ft.asarray([1.0, 8.0])).tolist()
-    [0.0, 3.0]
-    """
-    x = _float_tensor("log2", x)
-    return lax.div(lax.log(x), cast(_LN2, x.dtype))
-
-
-def log10(x, /):
-    """Elementwise base-10 logarithm.
-
-    >>> import fntorch as ft
-    >>> ft.log10(ft.asarray([1.0, 100.0])).tolist()
-    [0.0, 2.0]
-    """
-    x = _float_tensor("log10", x)
-    return lax.div(lax.log(x), cast(_LN10, x.dtype))
-
-
-def abs(x, /):  # noqa: A001 - the standard's name
-    """Elementwise absolute value (the dtype is kept).
-
-    >>> import fntorch as ft
-    >>> ft.abs(ft.asarray([-1, 2])).tolist()
-    [1, 2]
-    """
-    x = _tensor("abs", x)
-    _require("abs", "numeric", x)
-    if dt.is_integer(x.dtype) and not dt.is_signed(x.dtype):
-        return x
-    return lax.abs(x)
-
-
-def negative(x, /):
-    """Elementwise ``-x``.
-
-    >>> import fntorch as ft
-    >>> ft.negative(ft.asarray([1.0, -2.0])).tolist()
-    [-1.0, 2.0]
-    """
-    x = _tensor("negative", x)
-    _require("negative", "numeric", x)
-    return lax.neg(x)
-
-
-def positive(x, /):
-    """Elementwise ``+x`` (the value itself).
-
-    >>> import fntorch as ft
-    >>> ft.positive(ft.asarray([-1.0])).tolist()
-    [-1.0]
-    """
-    x = _tensor("positive", x)
-    if x.dtype == dt.bool_:
-        raise TypeError("positive: expected a numeric dtype, got bool")
-    return x
-
-
-def square(x, /):
-    """Elementwise ``x * x``.
-
-    >>> import fntorch as ft
-    >>> ft.square(ft.asarray([3, -2])).tolist()
-    [9, 4]
-    """
-    x = _tensor("square", x)
-    _require("square", "numeric", x)
-    return lax.square(x)
-
-
-def sign(x, /):
-    """Elementwise sign: -1, 0 or 1 (NaN for NaN).
-
-    >>> import fntorch as ft
-    >>> ft.sign(ft.asarray([-3.0, 0.0, 2.0])).tolist()
-    [-1.0, 0.0, 1.0]
-    """
-    x = _tensor("sign", x)
-    _require("sign", "numeric", x)
-    return lax.sign(x)
-
-
-def reciprocal(x, /):
-    """Elementwise ``1 / x`` (integers give float32).
-
-    >>> import fntorch as ft
-    >>> ft.reciprocal(ft.asarray([2.0, 4.0])).tolist()
-    [0.5, 0.25]
-    """
-    x = _float_tensor("reciprocal", x)
-    return lax.div(cast(1, x.dtype), x)
-
-
-def _rounding(name, fn, example_in, example_out):
-    def f(x, /):
-        x = _tensor(name, x)
-        if not dt.is_float(x.dtype):
-            if x.dtype == dt.bool_:
-                raise TypeError(f"{name}: expected a numeric dtype, got bool")
-            return x
-        return fn(x)
-
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = (
-        f"Elementwise ``{name}``; integer inputs are returned unchanged.\n\n"
-        f"    >>> import fntorch as ft\n"
-        f"    >>> ft.{name}(ft.asarray({example_in})).tolist()\n"
-        f"    {example_out}\n"
-    )
-    return f
-
-
-def _trunc(x):
-    return lax.select(lax.lt(x, cast(0, x.dtype)), lax.ceil(x), lax.floor(x))
-
-
-floor = _rounding("floor", lax.floor, "[-1.5, 1.5]", "[-2.0, 1.0]")
-ceil = _rounding("ceil", lax.ceil, "[-1.5, 1.5]", "[-1.0, 2.0]")
-trunc = _rounding("trunc", _trunc, "[-1.5, 1.5]", "[-1.0, 1.0]")
-round = _rounding("round", lax.round, "[0.5, 1.5, 2.5]", "[0.0, 2.0, 2.0]")  # noqa: A001
-
-
-def conj(x, /):
-    """Complex conjugate; fntorch tensors are real, so ``x`` itself.
-
-    >>> import fntorch as ft
-    >>> ft.conj(ft.asarray([1.0])).tolist()
-    [1.0]
-    """
-    return _tensor("conj", x)
-
-
-def real(x, /):
-    """Real part; fntorch tensors are real, so ``x`` itself.
-
-    >>> import fntorch as ft
-    >>> ft.real(ft.asarray([1.0])).tolist()
-    [1.0]
-    """
-    return _tensor("real", x)
-
-
-def imag(x, /):
-    """Imaginary part; fntorch tensors are real, so zeros.
-
-    >>> import fntorch as ft
-    >>> ft.imag(ft.asarray([1.0])).tolist()
-    [0.0]
-    """
-    x = _tensor("imag", x)
-    return lax.full(x.shape, 0, x.dtype)
-
-
-# ----------------------------------------------------------------- classification
-
-
-def isnan(x, /):
-    """Elementwise ``x is NaN`` (always False for integers).
-
-    >>> import fntorch as ft
-    >>> ft.isnan(ft.asarray([1.0, float("nan")])).tolist()
-    [False, True]
-    """
-    x = _tensor("isnan", x)
-    if not dt.is_float(x.dtype):
-        return lax.full(x.shape, False, dt.bool_)
-    return lax.ne(x, x)
-
-
-def isinf(x, /):
-    """Elementwise ``x`` is +inf or -inf.
-
-    >>> import fntorch as ft
-    >>> ft.isinf(ft.asarray([1.0, float("-inf")])).tolist()
-    [False, True]
-    """
-    x = _tensor("isinf", x)
-    if not dt.is_float(x.dtype):
-        return lax.full(x.shape, False, dt.bool_)
-    return lax.eq(lax.abs(x), cast(math.inf, x.dtype))
-
-
-def isfinite(x, /):
-    """Elementwise ``x`` is neither infinite nor NaN (always True for integers).
-
-    >>> import fntorch as ft
-    >>> ft.isfinite(ft.asarray([1.0, float("inf")])).tolist()
-    [True, False]
-    """
-    x = _tensor("isfinite", x)
-    if not dt.is_float(x.dtype):
-        return lax.full(x.shape, True, dt.bool_)
-    return lax.is_finite(x)
-
-
-def signbit(x, /):
-    """Elementwise: is the sign bit set (True for -0.0)? The sign of a NaN is not seen:
-    NaN gives False.
-
-    >>> import fntorch as ft
-    >>> ft.signbit(ft.asarray([-0.0, 0.0, -2.0])).tolist()
-    [True, False, True]
-    """
-    x = _tensor("signbit", x)
-    if not dt.is_float(x.dtype):
-        if dt.is_signed(x.dtype):
-            return lax.lt(x, cast(0, x.dtype))
-        return lax.full(x.shape, False, dt.bool_)
-    # atan2(x, -1) is +-pi for +-0, and has x's sign otherwise: one primitive, no warnings.
-    return lax.lt(lax.atan2(x, cast(-1, x.dtype)), cast(0, x.dtype))
-
-
 # ---------------------------------------------------------------- binary functions
-
-
-# What each kind of dtype check accepts, and how its error words it. Checked here so
-# that the error names the function called (the primitive's own names ``and``, ``sub``).
-_KINDS = {
-    "numeric": ("a numeric (integer or float)", lambda d: d != dt.bool_),
-    "integral": ("an integer or bool", lambda d: d == dt.bool_ or dt.is_integer(d)),
-    "integer": ("an integer", dt.is_integer),
-}
-
-
-def _require(name, kind, *xs):
-    """TypeError naming ``name`` unless the tensors ``xs`` (promoted) have a ``kind`` dtype."""
-    what, ok = _KINDS[kind]
-    d = xs[0].dtype
-    if not ok(d):
-        got = f"x of dtype {d}" if len(xs) == 1 else f"x1 and x2, which promote to {d}"
-        raise TypeError(f"{name}: expected {what} dtype, got {got}")
 
 
 def _make_binary(name, fn, doc, example, result, bool_fn=None, kind=None):
@@ -588,10 +287,6 @@ def pow(x1, x2, /):  # noqa: A001 - the standard's name
     return lax.pow(a, b)
 
 
-def _zero(x):
-    return cast(0, x.dtype)
-
-
 def floor_divide(x1, x2, /):
     """Elementwise ``floor(x1 / x2)``, Python's ``//`` (the result has the divisor's sign rule).
 
@@ -726,47 +421,6 @@ def clip(x, /, min=None, max=None):  # noqa: A002 - the standard's names
             bound = cast(bound, x.dtype)
         out = fn(out, bound)
     return out
-
-
-# ----------------------------------------------------------------- neural-net extras
-
-
-def relu(x, /):
-    """Elementwise ``max(x, 0)``, whose derivative at 0 is 0 (as in JAX and PyTorch; a
-    plain ``max`` splits a tie's derivative, giving 0.5).
-
-    >>> import fntorch as ft
-    >>> ft.relu(ft.asarray([-1.0, 2.0])).tolist()
-    [0.0, 2.0]
-    >>> float(ft.grad(ft.relu)(0.0))
-    0.0
-    """
-    x = _tensor("relu", x)
-    zero = _zero(x)
-    # x where positive, else max(x, 0) held constant: 0, or NaN for NaN.
-    return lax.select(lax.gt(x, zero), x, lax.stop_gradient(lax.max(x, zero)))
-
-
-_SQRT_HALF = 1.0 / math.sqrt(2.0)
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-
-
-def gelu(x, /, approximate: bool = False):
-    """Gaussian error linear unit: ``x * Phi(x)`` (erf form); ``approximate=True`` uses tanh.
-
-    >>> import fntorch as ft
-    >>> ft.gelu(ft.asarray([0.0, 10.0])).tolist()
-    [0.0, 10.0]
-    """
-    x = _float_tensor("gelu", x)
-    d = x.dtype
-    half = cast(0.5, d)
-    if approximate:
-        inner = lax.add(x, lax.mul(cast(0.044715, d), lax.integer_pow(x, 3)))
-        t = lax.tanh(lax.mul(cast(_SQRT_2_OVER_PI, d), inner))
-    else:
-        t = lax.erf(lax.mul(x, cast(_SQRT_HALF, d)))
-    return lax.mul(lax.mul(half, x), lax.add(cast(1, d), t))
 
 
 def where(condition, x1, x2, /):

@@ -17,6 +17,8 @@ from ._api_device import *  # noqa: F403
 from ._api_device import __all__ as _device
 from ._api_elementwise import *  # noqa: F403
 from ._api_elementwise import __all__ as _elementwise
+from ._api_elementwise_math import *  # noqa: F403
+from ._api_elementwise_math import __all__ as _elementwise_math
 from ._api_linalg import *  # noqa: F403
 from ._api_linalg import __all__ as _linalg
 from ._api_manipulation import *  # noqa: F403
@@ -128,7 +130,8 @@ def __array_namespace_info__() -> _NamespaceInfo:
 
 
 __all__ = sorted(
-    set(_creation + _device + _elementwise + _linalg + _manipulation + _pad + _reduce + _set + _control)
+    set(_creation + _device + _elementwise + _elementwise_math + _linalg + _manipulation + _pad
+        + _reduce + _set + _control)
     | {"isdtype", "can_cast", "e", "pi", "inf", "nan", "newaxis"}
     | {"__array_api_version__", "__array_namespace_info__"}
 )
