@@ -276,7 +276,7 @@ def fori_loop(lower, upper, body_fun, init_val):
 
         # As in JAX, the counter is weak (JAX makes static bounds Python ints): an int8
         # carry may add it and stay int8.
-        i0 = Tensor(np.asarray(lo, d))
+        i0 = Tensor(np.asarray(lo, d)[()])  # a host scalar: of no device
         n = max(hi - lo, 0)
         (_, out), _ = _scan(step, (i0, init_val), None, length=n, weak_leaves=(0,))
         return out

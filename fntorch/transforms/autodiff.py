@@ -16,6 +16,7 @@ import numpy as np
 from .. import tree as tree_util
 from ..fx import dtypes as dt
 from ..fx.core import Tensor, check_callable, get_aval
+from ..fx.device import host_device
 from ..fx.graph import Graph
 from . import ad
 from ._args import (
@@ -231,7 +232,10 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False):
             raise TypeError(f"grad requires a float output, but {name} returned dtype {out.dtype}")
         from ..ops import lax
 
-        g = vjp_fn(lax.full((), 1, out.dtype))
+        seed = lax.full((), 1, out.dtype)  # a host scalar: of no device
+        if type(out) is Tensor and out.device is not host_device():
+            seed = Tensor(out.device.put(seed._value))  # the cotangents broadcast from it
+        g = vjp_fn(seed)
         g = g[0] if isinstance(argnums, int) else g
         return ((out, res[2]), g) if has_aux else (out, g)
 
