@@ -28,10 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..devices import cpu_impls
-from .spec import REDUCTIONS, KernelSpec
-from .table import all_primitives
-
-_PRIMS = all_primitives()
+from .spec import KernelSpec
+from ..fx.core import primitives as _PRIMS
+from .table import lowering_table
 
 
 def _iteration_shape(spec: KernelSpec, inputs, outputs) -> tuple:
@@ -74,7 +73,7 @@ def run_spec(spec: KernelSpec, inputs, outputs) -> None:
             prim = _PRIMS[op.prim]
             args = [read(a) for a in op.args]
             params = dict(op.params)
-            if op.prim in REDUCTIONS:
+            if lowering_table[prim].kind == "reduction":
                 x = np.broadcast_to(args[0], shape)
                 if op.prim in ("argmax", "argmin"):
                     params["axes"] = (rank - 1,)

@@ -47,6 +47,7 @@ from . import blas
 from .control import control_steps
 from .fusion import KernelStep, LibraryStep, Plan, TemplateStep, is_column_sum
 from .spec import stash_plan
+from .table import lowering_table
 from .steps import (
     RECYCLE_MAX_BYTES,
     _alloc,
@@ -446,7 +447,7 @@ class _Builder:
 
     def library(self, st: LibraryStep):
         e = st.eqn
-        if e.primitive.name == "dot_general" and self._matmul(e):
+        if lowering_table[e.primitive].matmul and self._matmul(e):
             return
         if is_column_sum(e) and self._column_sum(e):
             return
