@@ -47,18 +47,19 @@ class Accumulator(NamedTuple):
 
     def finish(self, init, stacked):
         """``init`` plus the accumulated sum, from the operands stacked over the steps."""
-        from ..devices import cpu_impls
+        from ..fx.device import host_device
         from ..ops._prims_linalg import dot_general_p
         from ..ops._prims_reduce import reduce_sum_p
 
+        impls = host_device().impls
         if self.prim == "dot_general":
             (lc, rc), _ = self.params["dimension_numbers"]
             dn = (((0, *(d + 1 for d in lc)), (0, *(d + 1 for d in rc))), ((), ()))
-            t = cpu_impls[dot_general_p](*stacked, dimension_numbers=dn,
-                                         preferred_element_type=None)  # fmt: skip
+            t = impls[dot_general_p](*stacked, dimension_numbers=dn,
+                                     preferred_element_type=None)  # fmt: skip
         else:
             axes = (0, *(a + 1 for a in self.params["axes"]))
-            t = cpu_impls[reduce_sum_p](stacked[0], axes=axes)
+            t = impls[reduce_sum_p](stacked[0], axes=axes)
         return np.add(init, t, dtype=init.dtype)
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..devices import cpu_impls
 from ..fx import dtypes as dt
 from ..fx.core import Tensor
+from ..fx.device import host_device
 from ..fx.graph import Eqn, Graph, Literal, Var
 from .table import lowering_table
 
@@ -210,7 +210,7 @@ def simplify(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
 
 
 def _foldable(e: Eqn, ins, consts) -> bool:
-    if not lowering_table[e.primitive].foldable or e.primitive not in cpu_impls:
+    if not lowering_table[e.primitive].foldable or e.primitive not in host_device().impls:
         return False
     return all(isinstance(v, Literal) or v.id in consts for v in ins)
 
@@ -222,7 +222,7 @@ def _fold(e: Eqn, ins, consts, limit):
         return None  # not a view: it would be computed only to be thrown away below
     try:
         with np.errstate(all="ignore"):
-            out = cpu_impls[e.primitive](*vals, **e.params)
+            out = host_device().impls[e.primitive](*vals, **e.params)
     except Exception:  # noqa: BLE001 - leave it to run time, where the error is raised
         return None
     outs = list(out) if e.primitive.multiple_results else [out]
