@@ -3,7 +3,7 @@
 import fntorch  # noqa: F401  (registers every rule)
 from fntorch.devices import cpu_impls
 from fntorch.fx.core import Primitive, abstract_eval_rules
-from fntorch.lowering.table import lowering_table
+from fntorch.lowering.table import Lowering, lowering_table
 from fntorch.transforms.ad import jvp_rules, transpose_rules
 from fntorch.transforms.batching import batch_rules
 from tests.cases import all_cases
@@ -53,6 +53,8 @@ def test_every_primitive_has_every_rule():
         for table_name, table in TABLES.items():
             if p not in table:
                 gaps.append(f"{name}: {table_name}")
+        if p in lowering_table and not isinstance(lowering_table[p], Lowering):
+            gaps.append(f"{name}: lowering (not a Lowering entry)")
         if name in LINEAR and p not in transpose_rules:
             gaps.append(f"{name}: transpose")
     assert not gaps, "missing rules:\n" + "\n".join(gaps)

@@ -6,13 +6,16 @@
    transposes of transposes composed), constant folding, CSE, DCE, then transposed
    products as swapped ones;
 2. ``fusion.partition``: kernel groups (elementwise chains and row reductions, with
-   index arithmetic on their inputs) and library steps;
+   index arithmetic on their inputs), template kernels and library steps;
 3. ``program.build_program``: the steps as closures over preallocated buffers, each
    kernel compiled by the kernel compiler (``kernels.compile_kernel``; the numpy
    interpreter of ``interpret.py`` while it is not importable), for the input layouts
    its first run will have.
 
-Nothing here imports xDSL at import time.
+Each step asks ``table.lowering_table[prim]`` (a ``Lowering``: its kind, "elementwise",
+"reduction", "view", "template", "control", "erased" or "library", and what the passes
+ask of it: a view's name, a matmul, a sum, an add, foldable) rather than the
+primitive's name. Nothing here imports xDSL at import time.
 
 >>> import fntorch as ft
 >>> g = ft.make_graph(lambda x: ft.exp(x) * 2.0)(ft.ones(3))

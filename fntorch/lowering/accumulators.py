@@ -32,6 +32,7 @@ import numpy as np
 
 from ..fx.graph import Graph, Var
 from .passes import use_counts
+from .table import lowering_table
 
 
 class Accumulator(NamedTuple):
@@ -46,18 +47,19 @@ class Accumulator(NamedTuple):
 
     def finish(self, init, stacked):
         """``init`` plus the accumulated sum, from the operands stacked over the steps."""
-        from ..devices import cpu_impls
+        from ..fx.device import host_device
         from ..ops._prims_linalg import dot_general_p
         from ..ops._prims_reduce import reduce_sum_p
 
+        impls = host_device().impls
         if self.prim == "dot_general":
             (lc, rc), _ = self.params["dimension_numbers"]
             dn = (((0, *(d + 1 for d in lc)), (0, *(d + 1 for d in rc))), ((), ()))
-            t = cpu_impls[dot_general_p](*stacked, dimension_numbers=dn,
-                                         preferred_element_type=None)  # fmt: skip
+            t = impls[dot_general_p](*stacked, dimension_numbers=dn,
+                                     preferred_element_type=None)  # fmt: skip
         else:
             axes = (0, *(a + 1 for a in self.params["axes"]))
-            t = cpu_impls[reduce_sum_p](stacked[0], axes=axes)
+            t = impls[reduce_sum_p](stacked[0], axes=axes)
         return np.add(init, t, dtype=init.dtype)
 
 
@@ -78,7 +80,7 @@ def split_accumulators(body: Graph, num_consts: int, num_carry: int):
     found = []  # (carry index, add eqn, term eqn)
     for c, (cin, cout) in enumerate(zip(carry_in, carry_out)):
         add = made.get(cout.id) if isinstance(cout, Var) else None
-        if add is None or add.primitive.name != "add" or uses.get(cin.id) != 1:
+        if add is None or not lowering_table[add.primitive].adds or uses.get(cin.id) != 1:
             continue
         if uses.get(cout.id) != 1 or not any(v is cin for v in add.inputs):
             continue
@@ -110,7 +112,8 @@ def split_accumulators(body: Graph, num_consts: int, num_carry: int):
             else:
                 operands.append(("ys", extra.setdefault(v.id, (len(extra), v))[0]))
         params = dict(t.params)
-        accs.append(Accumulator(c, t.primitive.name, tuple(operands), params))
+        prim = "dot_general" if lowering_table[t.primitive].matmul else "reduce_sum"
+        accs.append(Accumulator(c, prim, tuple(operands), params))
     kept = [c for c in range(nk) if c not in gone]
     invars = [*body.invars[:nc], *(carry_in[c] for c in kept), *body.invars[nc + nk :]]
     outvars = [*(carry_out[c] for c in kept), *body.outvars[nk:], *(v for _, v in extra.values())]
@@ -119,8 +122,9 @@ def split_accumulators(body: Graph, num_consts: int, num_carry: int):
 
 
 def _summable(e) -> bool:
-    if e.primitive.name == "dot_general":
+    entry = lowering_table[e.primitive]
+    if entry.matmul:
         (_, _), (lb, _) = e.params["dimension_numbers"]
         pet = e.params.get("preferred_element_type")
         return not lb and (pet is None or np.dtype(pet) == np.dtype(e.inputs[0].aval.dtype))
-    return e.primitive.name == "reduce_sum"
+    return entry.sum

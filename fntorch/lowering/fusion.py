@@ -3,7 +3,7 @@
 ``partition(graph)`` walks the equations in order and builds a ``Plan``:
 
 - **kernel groups**: maximal groups of elementwise primitives the kernel compiler
-  supports (``table.kernel_primitives()``). A group has one *logical* shape ``L`` (the
+  supports (``lowering_table[prim].kernel``). A group has one *logical* shape ``L`` (the
   shape of its full values) and, once it holds a reduction, the reduced axes ``A``: it
   is then a *row kernel* whose iteration space is ``L`` permuted so that ``A`` is last
   (``perm = kept + A``; for last-axis reductions ``perm`` is the identity). Elementwise
@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..fx.core import primitives
 from ..fx.graph import Eqn, Graph, Literal, Var
-from .spec import REDUCTIONS, KernelSpec, KOp
-from .spec_special import TEMPLATE_PRIMITIVES, spec_for
-from .table import INDEX_PRIMITIVES, kernel_primitives
+from .spec import KernelSpec, KOp
+from .spec_special import spec_for
+from .table import lowering_table
 
 FULL, ROW = "full", "row"
 
@@ -115,7 +116,7 @@ class TemplateStep(LibraryStep):
 def _library_step(e: Eqn) -> LibraryStep:
     """A ``TemplateStep`` where a template handles ``e`` (non-empty values), else a
     plain ``LibraryStep``."""
-    if e.primitive.name in TEMPLATE_PRIMITIVES and not any(
+    if lowering_table[e.primitive].kind == "template" and not any(
         isinstance(v, Var) and 0 in v.aval.shape for v in (*e.inputs, *e.outputs)
     ):
         spec = spec_for(e.primitive.name, [v.aval for v in e.inputs], e.params)
@@ -160,13 +161,15 @@ class Plan:
 # ---------------------------------------------------------------- classification
 
 
-def _kind(e: Eqn, kernel_names) -> str:
-    name = e.primitive.name
-    if name in INDEX_PRIMITIVES:
+def _kind(e: Eqn, allowed) -> str:
+    entry = lowering_table[e.primitive]
+    if entry.kind == "view":
         return "index"
-    if e.primitive.multiple_results or name not in kernel_names:
+    if e.primitive.multiple_results or not entry.kernel:
         return "library"
-    if name in REDUCTIONS and not e.params.get("axes"):
+    if allowed is not None and e.primitive not in allowed:
+        return "library"
+    if entry.kind == "reduction" and not e.params.get("axes"):
         return "library"
     if any(isinstance(v, Var) and 0 in v.aval.shape for v in (*e.inputs, *e.outputs)):
         return "library"  # empty arrays: nothing to compute, the impls know the shapes
@@ -185,7 +188,7 @@ def is_column_sum(e: Eqn) -> bool:
     >>> is_column_sum(g.eqns[0])
     True
     """
-    if e.primitive.name != "reduce_sum":
+    if not lowering_table[e.primitive].sum:
         return False
     x = e.inputs[0]
     axes, shape = tuple(e.params["axes"]), tuple(x.aval.shape)
@@ -205,7 +208,7 @@ def _apply_chain(form: tuple, shape: tuple, chain: list):
     re-arrangement of the row value (a slice, a reversal, a mixing reshape)."""
     m, shape = list(form), list(shape)
     for e in chain:
-        name, p = e.primitive.name, e.params
+        name, p = lowering_table[e.primitive].view, e.params
         if name == "expand_dims":
             for d in p["dimensions"]:
                 m.insert(d, None)
@@ -457,7 +460,7 @@ class _Partitioner:
             elif kind == "library":
                 self.seal_inputs(e)
                 self.steps.append(_library_step(e))
-            elif e.primitive.name in REDUCTIONS:
+            elif lowering_table[e.primitive].kind == "reduction":
                 self.place_reduction(idx, e)
             else:
                 self.place_elementwise(idx, e)
@@ -531,8 +534,11 @@ class _Partitioner:
 def partition(graph: Graph, kernel_names=None) -> Plan:
     """Partitions ``graph`` (after ``passes.run_passes``) into kernel and library steps.
 
-    ``kernel_names``: the primitives a kernel may compute (default: the kernel
-    compiler's ``KERNEL_PRIMITIVES``).
+    ``kernel_names``: names of the primitives a kernel may compute, a restriction of the
+    entries whose ``lowering_table[prim].kernel`` holds (default: all of those).
     """
-    names = kernel_primitives() if kernel_names is None else frozenset(kernel_names)
-    return _Partitioner(graph, names).run()
+    if kernel_names is None:
+        allowed = None
+    else:
+        allowed = {primitives[n] for n in kernel_names if n in primitives}
+    return _Partitioner(graph, allowed).run()

@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..devices import cpu_impls
-from .spec import REDUCTIONS, KernelSpec
-from .table import all_primitives
-
-_PRIMS = all_primitives()
+from ..fx.core import primitives as _PRIMS
+from ..fx.device import host_device
+from .spec import KernelSpec
+from .table import lowering_table
 
 
 def _iteration_shape(spec: KernelSpec, inputs, outputs) -> tuple:
@@ -69,20 +68,21 @@ def run_spec(spec: KernelSpec, inputs, outputs) -> None:
             return np.arange(n, dtype=np.int64).reshape((1,) * x + (n,) + (1,) * (rank - x - 1))
         raise ValueError(f"run_spec: unknown reference {ref!r}")
 
+    impls = host_device().impls
     with np.errstate(all="ignore"):
         for op in spec.ops:
             prim = _PRIMS[op.prim]
             args = [read(a) for a in op.args]
             params = dict(op.params)
-            if op.prim in REDUCTIONS:
+            if lowering_table[prim].kind == "reduction":
                 x = np.broadcast_to(args[0], shape)
                 if op.prim in ("argmax", "argmin"):
                     params["axes"] = (rank - 1,)
                 else:
                     params["axes"] = red_axes
-                r = np.asarray(cpu_impls[prim](x, **params)).reshape(keep)
+                r = np.asarray(impls[prim](x, **params)).reshape(keep)
             else:
-                r = np.asarray(cpu_impls[prim](*args, **params))
+                r = np.asarray(impls[prim](*args, **params))
             if r.dtype != op.dtype:
                 r = r.astype(op.dtype)
             vals.append(r)

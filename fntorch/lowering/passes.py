@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..devices import cpu_impls
 from ..fx import dtypes as dt
 from ..fx.core import Tensor
+from ..fx.device import host_device
 from ..fx.graph import Eqn, Graph, Literal, Var
-from .table import INDEX_PRIMITIVES
+from .table import lowering_table
 
 # Constant folding materializes results up to this many elements; larger results are
 # folded only when they are views of an input (broadcasts), which cost no memory, and
 # are not even computed otherwise.
 FOLD_LIMIT = 4096
 
-# Primitives never folded: their params hold Python callables with effects of their own.
-_NO_FOLD = frozenset({"custom_lin"})
 
 _IDENTITY_WHEN_EMPTY = {
     "squeeze": "dimensions", "expand_dims": "dimensions", "rev": "dimensions",
@@ -75,21 +73,22 @@ def algebraic_alias(eqn: Eqn, inputs):
     if out is None:
         return None
     x = inputs[0] if inputs else None
-    if name in ("stop_gradient", "copy"):
+    entry = lowering_table[eqn.primitive]
+    if entry.kind == "erased":
         return x
     if name == "convert_element_type":
         return x if x.aval.dtype == p["new_dtype"] else None
     if name in _IDENTITY_WHEN_EMPTY:
         return x if not p[_IDENTITY_WHEN_EMPTY[name]] else None
-    if name == "reshape":
+    if entry.view == "reshape":
         return x if tuple(p["new_sizes"]) == tuple(x.aval.shape) else None
-    if name == "transpose":
+    if entry.view == "transpose":
         return x if tuple(p["permutation"]) == tuple(range(len(x.aval.shape))) else None
-    if name == "broadcast_in_dim":
+    if entry.view == "broadcast_in_dim":
         same = tuple(p["shape"]) == tuple(x.aval.shape)
         ident = tuple(p["broadcast_dimensions"]) == tuple(range(len(p["shape"])))
         return x if same and ident else None
-    if name == "slice":
+    if entry.view == "slice":
         full = all(s == 0 for s in p["start_indices"]) and tuple(p["limit_indices"]) == tuple(
             x.aval.shape
         )
@@ -165,14 +164,15 @@ def simplify(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
     transposes: dict[int, tuple] = {}  # output id -> (operand, permutation)
     for e in graph.eqns:
         ins = [resolve(v) for v in e.inputs]
-        if e.primitive.name == "transpose" and isinstance(ins[0], Var) and ins[0].id in transposes:
+        is_transpose = lowering_table[e.primitive].view == "transpose"
+        if is_transpose and isinstance(ins[0], Var) and ins[0].id in transposes:
             # transpose(transpose(x, p1), p2) is transpose(x, p1[p2]): reverse mode makes
             # these, and a pair that cancels leaves the product it wraps uncopied.
             src, p1 = transposes[ins[0].id]
             perm = tuple(p1[i] for i in e.params["permutation"])
             e = Eqn(e.primitive, [src], list(e.outputs), {"permutation": perm})
             ins = [src]
-        if e.primitive.name == "transpose" and isinstance(ins[0], Var):
+        if is_transpose and isinstance(ins[0], Var):
             transposes[e.outputs[0].id] = (ins[0], tuple(e.params["permutation"]))
         alias = algebraic_alias(e, ins) if not e.primitive.multiple_results else None
         if alias is not None:
@@ -210,7 +210,7 @@ def simplify(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
 
 
 def _foldable(e: Eqn, ins, consts) -> bool:
-    if e.primitive.name in _NO_FOLD or e.primitive not in cpu_impls:
+    if not lowering_table[e.primitive].foldable or e.primitive not in host_device().impls:
         return False
     return all(isinstance(v, Literal) or v.id in consts for v in ins)
 
@@ -218,11 +218,11 @@ def _foldable(e: Eqn, ins, consts) -> bool:
 def _fold(e: Eqn, ins, consts, limit):
     vals = [np.asarray(v.value) if isinstance(v, Literal) else consts[v.id] for v in ins]
     size = sum(int(np.prod(v.aval.shape, dtype=np.int64)) for v in e.outputs)
-    if size > limit and e.primitive.name not in INDEX_PRIMITIVES:
+    if size > limit and lowering_table[e.primitive].kind != "view":
         return None  # not a view: it would be computed only to be thrown away below
     try:
         with np.errstate(all="ignore"):
-            out = cpu_impls[e.primitive](*vals, **e.params)
+            out = host_device().impls[e.primitive](*vals, **e.params)
     except Exception:  # noqa: BLE001 - leave it to run time, where the error is raised
         return None
     outs = list(out) if e.primitive.multiple_results else [out]
@@ -288,7 +288,7 @@ def outer_products(graph: Graph) -> Graph:
 
     changed = False
     for e in graph.eqns:
-        lhs, rhs = e.inputs if e.primitive.name == "dot_general" else (None, None)
+        lhs, rhs = e.inputs if lowering_table[e.primitive].matmul else (None, None)
         if lhs is None or isinstance(lhs, Literal) or isinstance(rhs, Literal):
             eqns.append(e)
             continue
@@ -343,10 +343,10 @@ def transposed_dots(graph: Graph) -> Graph:
     ['dot_general']
     """
     uses = use_counts(graph)
-    dots = {e.outputs[0].id: e for e in graph.eqns if e.primitive.name == "dot_general"}
+    dots = {e.outputs[0].id: e for e in graph.eqns if lowering_table[e.primitive].matmul}
     swapped: dict[int, Eqn] = {}  # id of a transpose's output -> its replacement
     for e in graph.eqns:
-        src = e.inputs[0] if e.primitive.name == "transpose" else None
+        src = e.inputs[0] if lowering_table[e.primitive].view == "transpose" else None
         d = dots.get(src.id) if isinstance(src, Var) else None
         if d is None or uses[src.id] != 1:
             continue

@@ -39,14 +39,15 @@ from functools import partial
 
 import numpy as np
 
-from ..devices import cpu_impls
 from ..fx import dtypes as dt
 from ..fx.core import Tensor
+from ..fx.device import host_device
 from ..fx.graph import Literal, Var
 from . import blas
 from .control import control_steps
 from .fusion import KernelStep, LibraryStep, Plan, TemplateStep, is_column_sum
 from .spec import stash_plan
+from .table import lowering_table
 from .steps import (
     RECYCLE_MAX_BYTES,
     _alloc,
@@ -353,7 +354,7 @@ class _Builder:
             s = self.const_slot(c._value if isinstance(c, Tensor) else np.asarray(c))
         elif v.id in self.plan.views:
             e = self.plan.views[v.id]
-            fn = partial(cpu_impls[e.primitive], **e.params)
+            fn = partial(host_device().impls[e.primitive], **e.params)
             if e.inputs:
                 src = self.value(e.inputs[0])
                 self._layout_of(src, e.inputs[0])
@@ -446,7 +447,7 @@ class _Builder:
 
     def library(self, st: LibraryStep):
         e = st.eqn
-        if e.primitive.name == "dot_general" and self._matmul(e):
+        if lowering_table[e.primitive].matmul and self._matmul(e):
             return
         if is_column_sum(e) and self._column_sum(e):
             return
@@ -457,7 +458,7 @@ class _Builder:
         if control is not None:  # a loop or branch over compiled sub-programs
             fn = control(e.params, self.backend)
         else:
-            fn = partial(cpu_impls[e.primitive], **e.params)
+            fn = partial(host_device().impls[e.primitive], **e.params)
         multi = e.primitive.multiple_results
         if not multi and not e.outputs[0].aval.shape:
             # numpy returns a scalar for a full reduction; kernels read ndarray structs

@@ -1,99 +1,148 @@
-"""How every primitive lowers under ``jit``: the lowering rule table.
+"""How every primitive lowers under ``jit``: ``lowering_table[prim]``, a ``Lowering``.
 
-``lowering_table[prim]`` is one of
+Each entry's ``kind`` is one of
 
-- ``"kernel"``: computed inside a fused kernel (elementwise ops, and reductions as the
-  reducing steps of a row kernel), when the kernel compiler supports it
-  (``rules.KERNEL_PRIMITIVES``); otherwise it falls back to ``"library"``; also
-  gather/scatter*, cumsum/cumprod/cummax/cummin and reduce_window_*, each one template
-  kernel of its own (``templates.py``; ``spec_special.TEMPLATE_PRIMITIVES``) for the
-  dtypes the template supports, else the library call;
-- ``"index"``: index arithmetic: a strided numpy view of its operand, folded into the
-  strides a consuming kernel reads with (never a copy, except ``reshape`` of a layout
-  that cannot be viewed, where numpy copies);
-- ``"library"``: a call outside the kernels: ``dot_general`` (numpy matmul / BLAS),
-  ``conv_general_dilated`` (im2col + one matmul), ``cond``/``while_loop``/``scan`` (a
-  loop over compiled sub-programs, ``control.py``), and every other primitive through its
-  eager CPU impl (``fntorch.devices.cpu_impls``) for now.
+- ``"elementwise"``: a scalar rule inside a fused kernel (``rules.lowering_rules``);
+- ``"reduction"``: a reducing step of a row kernel (``rules.reduction_rules``);
+- ``"view"``: index arithmetic, a strided numpy view of its operand folded into the
+  strides a consuming kernel reads with (``view`` names which; never a copy, except
+  ``reshape`` of a layout that cannot be viewed, where numpy copies; ``iota`` is a
+  broadcast view of a range made once per compiled program);
+- ``"template"``: one template kernel of its own (``templates.py``: gather, scatter*,
+  cumsum/cumprod/cummax/cummin, reduce_window_*) for the dtypes the template supports
+  (``spec_special.spec_for``), else its CPU impl;
+- ``"control"``: ``cond``/``while_loop``/``scan``, a loop over compiled sub-programs
+  (``control.py``);
+- ``"erased"``: removed by ``passes.simplify`` (``copy``, ``stop_gradient``: the value
+  is its operand);
+- ``"library"``: a call outside the kernels through the host device's impl:
+  ``dot_general`` (numpy matmul / BLAS), ``conv_general_dilated`` (im2col + one matmul),
+  and every primitive the kernel compiler lacks (``lgamma``, ``digamma``, ...).
+
+The other fields say what passes and fusion ask of a primitive: ``matmul`` (a
+``dot_general``: outer products, transposed products, the program's BLAS call, a scan
+accumulator), ``sum`` (``reduce_sum``: a BLAS column sum, a scan accumulator),
+``adds`` (``add``: the combiner of a scan accumulator) and ``foldable`` (constant
+folding may run it). Primitives are found in the registry ``fntorch.fx.core.primitives``
+as they are made; an entry is made on first lookup, so primitives registered after this
+module is imported have one too. A primitive no rule lowers (no kernel rule, view,
+template, control step or host impl) has no entry.
 
 >>> from fntorch.ops import lax
->>> lowering_table[lax.transpose_p], lowering_table[lax.dot_general_p]
-('index', 'library')
+>>> lowering_table[lax.transpose_p].kind, lowering_table[lax.dot_general_p].kind
+('view', 'library')
+>>> lowering_table[lax.lgamma_p].kind, lowering_table[lax.stop_gradient_p].kind
+('library', 'erased')
 """
 
 from __future__ import annotations
 
-from ..fx.core import Primitive
-from ..ops import (
-    _prims_control,
-    _prims_elementwise,
-    _prims_indexing,
-    _prims_linalg,
-    _prims_reduce,
-    _prims_structural,
-)
-from ..transforms import custom
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .. import ops as _ops  # noqa: F401  (registers every ops primitive)
+from ..fx.core import Primitive, primitives
+from .rules import KERNEL_PRIMITIVES, lowering_rules, reduction_rules
 from .spec import REDUCTIONS
 from .spec_special import TEMPLATE_PRIMITIVES
 
-# Views: their result is a strided view of their operand (iota: a broadcast view of a
-# range, made once per compiled program).
-INDEX_PRIMITIVES = frozenset(
+KINDS = ("elementwise", "reduction", "view", "template", "control", "erased", "library")
+
+_VIEWS = frozenset(
     {"broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice", "rev", "iota"}
 )
-REDUCTION_PRIMITIVES = REDUCTIONS
-# What the fusion pass may put in a kernel when the kernel compiler is not importable
-# (the numpy interpreter of ``interpret.py`` computes all of these).
-DEFAULT_KERNEL_PRIMITIVES = frozenset(
-    {
-        "neg", "sign", "floor", "ceil", "round", "is_finite", "exp", "exp2", "log", "log1p",
-        "expm1", "tanh", "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
-        "cosh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "abs", "not", "erf",
-        "erf_inv", "lgamma", "digamma", "square", "integer_pow", "add", "sub", "mul", "div",
-        "rem", "pow", "atan2", "max", "min", "nextafter", "and", "or", "xor", "shift_left",
-        "shift_right_arithmetic", "shift_right_logical", "eq", "ne", "lt", "le", "gt", "ge",
-        "select_n", "clamp", "convert_element_type",
-    }
-    | REDUCTION_PRIMITIVES
-)  # fmt: skip
+_CONTROL = frozenset({"cond", "while_loop", "scan"})
+_ERASED = frozenset({"copy", "stop_gradient"})
+# Never folded: their params hold Python callables with effects of their own.
+_NO_FOLD = frozenset({"custom_lin"})
+
+@dataclass(frozen=True)
+class Lowering:
+    """How one primitive lowers (see the module docstring)."""
+
+    kind: str
+    view: str | None = None  # a view's name ("transpose", "reshape", ...)
+    matmul: bool = False  # dot_general
+    sum: bool = False  # reduce_sum
+    adds: bool = False  # add
+    foldable: bool = True
+    # A kernel may compute it: kinds "elementwise" and "reduction", and the erased ones
+    # the kernel compiler has a rule for, should they reach fusion without the passes.
+    kernel: bool = False
+
+    def __post_init__(self):
+        assert self.kind in KINDS, self.kind
 
 
-def all_primitives() -> dict[str, Primitive]:
-    """Every primitive fntorch defines, by name."""
-    prims = {}
-    for m in (
-        _prims_elementwise,
-        _prims_structural,
-        _prims_indexing,
-        _prims_reduce,
-        _prims_linalg,
-        _prims_control,
-        custom,
-    ):
-        for v in vars(m).values():
-            if isinstance(v, Primitive):
-                prims[v.name] = v
-    return prims
+def _host_impls() -> dict:
+    from ..fx.device import host_device
+
+    return host_device().impls
+
+
+def _entry(p: Primitive) -> Lowering | None:
+    n = p.name
+    fields = dict(
+        matmul=n == "dot_general", sum=n == "reduce_sum", adds=n == "add",
+        foldable=n not in _NO_FOLD,
+        kernel=n in KERNEL_PRIMITIVES and not p.multiple_results and n not in _VIEWS,
+    )  # fmt: skip
+    if n in _VIEWS:
+        return Lowering("view", view=n, **fields)
+    if n in _ERASED:
+        return Lowering("erased", **fields)
+    if n in _CONTROL:
+        return Lowering("control", **fields)
+    if n in TEMPLATE_PRIMITIVES:
+        return Lowering("template", **fields)
+    if n in reduction_rules and n in REDUCTIONS and fields["kernel"]:
+        return Lowering("reduction", **fields)
+    if n in lowering_rules and fields["kernel"]:
+        return Lowering("elementwise", **fields)
+    if p in _host_impls():
+        return Lowering("library", **fields)
+    return None
+
+
+class LoweringTable(Mapping):
+    """``Primitive -> Lowering`` over the primitive registry (entries made on first
+    lookup and kept)."""
+
+    def __init__(self):
+        self._cache: dict = {}
+
+    def __getitem__(self, p):
+        try:
+            return self._cache[p]
+        except KeyError:
+            pass
+        if not isinstance(p, Primitive) or primitives.get(p.name) is not p:
+            raise KeyError(p)
+        e = _entry(p)
+        if e is None:
+            raise KeyError(p)
+        self._cache[p] = e
+        return e
+
+    def __contains__(self, p) -> bool:
+        try:
+            self[p]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self):
+        return (p for p in list(primitives.values()) if p in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+lowering_table: Mapping[Primitive, Lowering] = LoweringTable()
 
 
 def kernel_primitives() -> frozenset:
-    """Names of the primitives the kernel compiler computes (``rules.KERNEL_PRIMITIVES``),
-    or the interpreter's set while the compiler is not importable."""
-    try:
-        from .rules import KERNEL_PRIMITIVES
-    except ImportError:
-        return DEFAULT_KERNEL_PRIMITIVES
+    """Names of the primitives the kernel compiler computes (``rules.KERNEL_PRIMITIVES``:
+    the entries of kind "elementwise" or "reduction" and the erased ``copy`` and
+    ``stop_gradient``)."""
     return frozenset(KERNEL_PRIMITIVES)
-
-
-def _category(name: str, kernel_names) -> str:
-    if name in INDEX_PRIMITIVES:
-        return "index"
-    if name in kernel_names or name in TEMPLATE_PRIMITIVES:
-        return "kernel"
-    return "library"
-
-
-lowering_table: dict[Primitive, str] = {
-    p: _category(n, DEFAULT_KERNEL_PRIMITIVES) for n, p in all_primitives().items()
-}

@@ -477,10 +477,10 @@ def _front(x, axes):
 
 def _gather_fallback(inputs, outputs, axes):
     """The numpy impl, for an empty indexed axis (nothing to clamp into: it raises)."""
-    from ..devices import cpu_impls
+    from ..fx.device import host_device
     from ..ops._prims_indexing import gather_p
 
-    outputs[0][...] = cpu_impls[gather_p](*inputs, axes=axes)
+    outputs[0][...] = host_device().impls[gather_p](*inputs, axes=axes)
 
 
 class _BoundGather(_Bound):
