@@ -7,7 +7,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from ..fx.device import Device, register_device
+from ..fx.device import Device, ImplTable, register_device
 
 # Like PyTorch and JAX, eager math on the CPU yields NaN/inf silently rather than
 # numpy's RuntimeWarnings; the filter matches only warnings raised from fntorch's own
@@ -21,7 +21,7 @@ def _cpu_put(a):
 
 # The impl table of the CPU: primitive -> function of numpy buffers. Filled by
 # `fntorch.devices.cpu_*` modules at import.
-cpu_impls: dict = {}
+cpu_impls: dict = ImplTable()
 CPU = register_device(
     Device("cpu", 0, cpu_impls, _cpu_put, lambda b: b),
     buffer_types=(np.ndarray,),

@@ -26,6 +26,22 @@ from typing import Any
 universal_impls: dict = {}
 
 
+class ImplTable(dict):
+    """A device's impl table: primitive -> impl, falling back to ``universal_impls`` on a
+    look-up by ``table[prim]`` (compiled programs' library steps look impls up so).
+
+    >>> t = ImplTable(); universal_impls["doc_p"] = len
+    >>> t["doc_p"] is len, "doc_p" in t
+    (True, False)
+    >>> del universal_impls["doc_p"]
+    """
+
+    __slots__ = ()
+
+    def __missing__(self, prim):
+        return universal_impls[prim]
+
+
 class Device:
     """A place that holds buffers and runs primitives: ``cpu`` (numpy) or ``cuda:N``.
 

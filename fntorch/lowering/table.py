@@ -74,10 +74,10 @@ class Lowering:
         assert self.kind in KINDS, self.kind
 
 
-def _host_impls() -> dict:
-    from ..fx.device import host_device
+def _has_host_impl(p: Primitive) -> bool:
+    from ..fx.device import host_device, universal_impls
 
-    return host_device().impls
+    return p in host_device().impls or p in universal_impls
 
 
 def _entry(p: Primitive) -> Lowering | None:
@@ -99,7 +99,7 @@ def _entry(p: Primitive) -> Lowering | None:
         return Lowering("reduction", **fields)
     if n in lowering_rules and fields["kernel"]:
         return Lowering("elementwise", **fields)
-    if p in _host_impls():
+    if _has_host_impl(p):
         return Lowering("library", **fields)
     return None
 

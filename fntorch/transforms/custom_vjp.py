@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 
 from .. import tree as tree_util
-from ..devices import cpu_impls
 from ..fx.core import (
     Primitive,
     ShapedArray,
@@ -57,10 +56,9 @@ def _custom_lin_forward(*args, num_res, out_avals, bwd, jvp_fallback):
     return [o._value if isinstance(o, Tensor) else o for o in jvp_fallback(res, tangents)]
 
 
+# Device-independent: it only binds other primitives (every device's table falls back
+# to universal_impls, compiled programs' library steps included).
 universal_impls[custom_lin_p] = _custom_lin_forward
-# Compiled programs run a library primitive's impl from the CPU's table
-# (``lowering.program``), which does not read ``universal_impls``: it gets the entry too.
-cpu_impls[custom_lin_p] = _custom_lin_forward
 
 
 def _custom_lin_jvp(primals, tangents, *, num_res, **params):
