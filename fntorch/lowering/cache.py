@@ -89,6 +89,7 @@ SOURCES = (
     "lowering/rules.py",
     "lowering/kernels.py",
     "lowering/codegen.py",
+    "lowering/entry_abi.py",
     "lowering/cpu.py",
     "lowering/spec.py",
     "lowering/cache.py",

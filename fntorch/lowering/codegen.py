@@ -3,7 +3,7 @@ in the ``llvm`` dialect, built with ``builder.KernelBuilder``. ``kernels.py`` co
 caches and calls what this builds; ``templates.py`` borrows its value helpers.
 
 The function's convention (the ``arrays`` tuple, ``[lo, hi)``, the return code) is
-described in ``kernels.py``; the struct offsets it reads are checked by ``_abi``.
+described in ``kernels.py``; the struct offsets it reads are ``entry_abi.py``'s.
 
 Templates (``spec.py`` defines the semantics, ``interpret.py`` is the oracle):
 
@@ -31,12 +31,11 @@ them accumulate in float32 and round once at the end.
 
 from __future__ import annotations
 
-import ctypes
-import functools
 from functools import partial
 
 import numpy as np
 
+from .entry_abi import FUNCTION_NAME, _abi
 from .rules import _is_float
 from .spec import (
     REDUCTIONS,
@@ -49,7 +48,6 @@ from .spec import (
     stash_plan,
 )
 
-FUNCTION_NAME = "fntorch_kernel"
 
 # A float sum or product along a row is accumulated as a cascade: a fresh partial per
 # block of 512 elements, those folded into a fresh partial per 512 blocks, and those
@@ -66,49 +64,6 @@ def _unsupported(prim: str) -> NotImplementedError:
         f"compile_kernel: primitive {prim!r} has no kernel lowering; the fusion pass must "
         f"leave it as a library call (see fntorch.lowering.rules.KERNEL_PRIMITIVES)"
     )
-
-
-# ------------------------------------------------------------------- ndarray ABI
-@functools.cache
-def _abi() -> tuple[int, int, int, int]:
-    """Byte offsets of ``data``, ``dimensions`` and ``strides`` in a numpy ndarray object,
-    and of the first item of a tuple object.
-
-    numpy's ``PyArrayObject_fields`` is ``PyObject_HEAD; char *data; int nd;
-    npy_intp *dimensions; npy_intp *strides; ...``. The layout is checked on probe
-    arrays (data pointer and nd first, which are read inside the object, then the
-    shape and strides they point to) and a mismatch raises: no kernel would be safe.
-    """
-    head = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)
-    items = head + ctypes.sizeof(ctypes.c_ssize_t)  # PyTupleObject: PyObject_VAR_HEAD
-    off = (head, head + 16, head + 24, items)
-    for probe in (np.empty((3, 5), np.float32)[:, ::2], np.empty((2, 1, 7), np.int8)[::-1]):
-        base = id(probe)
-        ok = (
-            ctypes.c_void_p.from_address(base + off[0]).value == probe.ctypes.data
-            and ctypes.c_int.from_address(base + head + 8).value == probe.ndim
-        )
-        if ok:
-            dims = ctypes.c_void_p.from_address(base + off[1]).value
-            strides = ctypes.c_void_p.from_address(base + off[2]).value
-            n = probe.ndim
-            ok = (
-                tuple((ctypes.c_ssize_t * n).from_address(dims)) == probe.shape
-                and tuple((ctypes.c_ssize_t * n).from_address(strides)) == probe.strides
-            )
-        pair = (probe, off)
-        ok = ok and all(
-            ctypes.c_void_p.from_address(id(pair) + items + 8 * i).value == id(pair[i])
-            for i in range(2)
-        )
-        if not ok:
-            raise RuntimeError(
-                "compile_kernel: numpy's ndarray (or the tuple) struct does not have the "
-                f"expected layout (numpy {np.__version__}); compiled kernels cannot be called "
-                "here. "
-                "Use ft.config.update('kernel_backend', 'interpret')."
-            )
-    return off
 
 
 # ---------------------------------------------------------------------- codegen

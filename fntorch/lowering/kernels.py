@@ -44,7 +44,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from . import cache as _cache
-from .codegen import FUNCTION_NAME, _abi, _Gen, _unsupported
+from .codegen import _Gen, _unsupported
+from .entry_abi import FUNCTION_NAME, _abi
 from .spec import REDUCTIONS, KernelSpec
 
 __all__ = ["FUNCTION_NAME", "Kernel", "compile_kernel", "get_num_threads", "set_num_threads"]

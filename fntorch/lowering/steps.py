@@ -15,6 +15,8 @@ from sys import getrefcount
 
 import numpy as np
 
+CONST, LAYOUT, DYN = 0, 1, 2  # a frame slot's kind: value fixed / buffer fixed / per call
+
 
 def _alloc(slot, shape, dtype, env):
     env[slot] = np.empty(shape, dtype)

@@ -50,7 +50,8 @@ import threading
 import numpy as np
 
 from . import cache as _cache
-from .codegen import FUNCTION_NAME, _abi, _Gen
+from .codegen import _Gen
+from .entry_abi import FUNCTION_NAME, _abi
 from .kernels import PARALLEL_THRESHOLD, callables, get_num_threads, run_split
 from .spec_special import GatherSpec, ScanSpec, ScatterSpec, WindowSpec
 
