@@ -17,7 +17,10 @@ import statistics
 import subprocess
 import sys
 
-_ROW = re.compile(r"^(W\d+)\s*\|\s*(fntorch[^|]*?)\s*\|\s*([0-9.]+)\s*\|[^|]*\|[^|]*\|\s*(\S+)\s*\|")
+# workload | framework | median | min | max | unit | ...
+_ROW = re.compile(
+    r"^(W\d+)\s*\|\s*(fntorch[^|]*?)\s*\|\s*([0-9.]+)\s*\|[^|]*\|[^|]*\|\s*(\S+)\s*\|"
+)
 
 
 def fntorch_rows(root: str, args: list[str]) -> dict[str, tuple[float, str]]:

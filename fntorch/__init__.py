@@ -8,11 +8,11 @@ and ``jit`` are composable transforms over one small set of primitives.
 [2.0, 4.0]
 """
 
-from . import fx, nn, ops, random, transforms, tree
-
 # Registers the CPU device and its impls. `ft.devices` is the function (from ops.api);
 # the room stays importable as `fntorch.devices`.
 from . import devices as _devices
+from . import fx, nn, ops, random, transforms, tree
+from ._version import __version__
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
 from .fx.dtypes import (
@@ -39,8 +39,6 @@ from .fx.dtypes import (
 from .ops.api import *  # noqa: F403
 from .transforms.api import *  # noqa: F403
 from .transforms.jit import config, jit
-
-from ._version import __version__
 
 # The public surface, explicit (STYLE.md: Equinox's public `__init__`): the Array API
 # namespace, the transforms, and the names imported above. Submodules (`ft.random`,

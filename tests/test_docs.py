@@ -136,8 +136,9 @@ def test_tensor_members_are_documented():
 
 def _uncollected_tensor_examples():
     """(name, docstring) of Tensor members whose examples ``--doctest-modules`` never runs:
-    those made in a loop (the tables of _tensor_methods_math.py and _tensor_methods_convert.py) or copied for an alias, which
-    are no module's global. One per distinct docstring."""
+    those made in a loop (the tables of _tensor_methods_math.py and
+    _tensor_methods_convert.py) or copied for an alias, which are no module's global. One per
+    distinct docstring."""
     seen = set()
     for name, raw in _tensor_members():
         fn = raw.fget if isinstance(raw, property) else raw

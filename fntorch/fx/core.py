@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable
+
 import numpy as np
 
 from . import dtypes as _dt
-from .device import device_of_operand as _device_of_operand
 from .device import (
     buffer_devices,  # noqa: F401 - re-exported: the fx-level name of the table
     device_of_buffer,
@@ -27,6 +27,7 @@ from .device import (
     operand_devices,
     universal_impls,
 )
+from .device import device_of_operand as _device_of_operand
 
 # ----------------------------------------------------------------------------- errors
 
@@ -586,4 +587,3 @@ def bind_on(trace: Trace, prim: Primitive, args, params):
         return trace.process_primitive(prim, args, params)
     finally:
         _current_trace.reset(token)
-

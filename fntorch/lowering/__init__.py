@@ -1,6 +1,7 @@
 """lowering: Graph -> passes -> fusion plan -> compiled program of kernels and library calls.
 
-``compile_graph(graph)`` is what ``ft.jit`` runs on a cache miss:
+``compile_graph(graph)`` (``pipeline.py``) is what ``ft.jit`` runs on a cache miss and
+``.lower()``, and what compiled control flow runs on its branches and bodies:
 
 1. ``passes.run_passes``: outer products as multiplies, algebraic cleanups (with
    transposes of transposes composed), constant folding, CSE, DCE, then transposed
@@ -28,10 +29,6 @@ import numpy as np
 
 from .fusion import KernelStep, LibraryStep, Plan, partition
 from .passes import dce, run_passes, simplify
+from .pipeline import compile_graph, plan_graph
 from .program import Program, build_program
 from .table import lowering_table
-
-
-def compile_graph(graph, *, donated=(), backend: str = "auto") -> Program:
-    """``graph`` (flat inputs to flat outputs) as a ``Program`` of numpy buffers."""
-    return build_program(partition(run_passes(graph)), donated=donated, backend=backend)

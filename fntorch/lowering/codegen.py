@@ -48,7 +48,6 @@ from .spec import (
     stash_plan,
 )
 
-
 # A float sum or product along a row is accumulated as a cascade: a fresh partial per
 # block of 512 elements, those folded into a fresh partial per 512 blocks, and those
 # into the row's total. One running accumulator (one per vector lane once LLVM

@@ -17,13 +17,11 @@ from ..ops import _prims_control as pc
 
 
 def compile_subgraph(graph, backend: str, *, simplified: bool = False):
-    """``graph`` as a ``Program`` (flat numpy buffers in, a list of buffers out);
-    ``simplified``: the passes have already run on it."""
-    from .fusion import partition
-    from .passes import run_passes
-    from .program import build_program
+    """``graph`` as a ``Program`` (flat numpy buffers in, a list of buffers out), through
+    the one pipeline; ``simplified``: the passes have already run on it."""
+    from .pipeline import compile_graph
 
-    return build_program(partition(graph if simplified else run_passes(graph)), backend=backend)
+    return compile_graph(graph, backend=backend, simplified=simplified)
 
 
 def _cond_step(params, backend):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from ..fx.device import host_device
 from ..fx.graph import Eqn, Graph, Literal, Var
@@ -26,99 +25,20 @@ from .table import lowering_table
 FOLD_LIMIT = 4096
 
 
-_IDENTITY_WHEN_EMPTY = {
-    "squeeze": "dimensions", "expand_dims": "dimensions", "rev": "dimensions",
-    "reduce_sum": "axes", "reduce_max": "axes", "reduce_min": "axes", "reduce_prod": "axes",
-    "reduce_and": "axes", "reduce_or": "axes",
-}  # fmt: skip
-
-
 def _value(x):
     return x._value if isinstance(x, Tensor) else x
 
 
-def _literal_is(lit, value: float, *, negative_zero: bool | None = None) -> bool:
-    v = np.asarray(lit.value)
-    if v.dtype == np.bool_:
-        return bool(v) == bool(value) and negative_zero is None
-    if v != value:
-        return False
-    if negative_zero is not None and dt.is_float(v.dtype):
-        return bool(np.signbit(v)) == negative_zero
-    return True
-
-
-def _same_as_out(x, out) -> bool:
-    return (
-        not isinstance(x, Literal)
-        and x.aval.shape == out.aval.shape
-        and (x.aval.dtype == out.aval.dtype)
-    )
-
-
-def _float_or_int_zero(lit, *, add: bool) -> bool:
-    """``x + lit == x`` (add) or ``x - lit == x`` (sub) exactly, for every ``x``."""
-    # bfloat16's numpy kind is "V", not "f": ask the dtype module.
-    if dt.is_float(np.asarray(lit.value).dtype):
-        # -0.0 + 0.0 is 0.0: only the zero of the opposite sign is neutral
-        return _literal_is(lit, 0.0, negative_zero=add)
-    return _literal_is(lit, 0)
-
-
 def algebraic_alias(eqn: Eqn, inputs):
-    """The input an equation's single output equals exactly, or None."""
-    name = eqn.primitive.name
-    p = eqn.params
-    out = eqn.outputs[0] if len(eqn.outputs) == 1 else None
-    if out is None:
+    """The input an equation's single output equals exactly, or None: an erased
+    primitive's operand, else what the entry's identity rule (``identities.py``) finds."""
+    if len(eqn.outputs) != 1:
         return None
-    x = inputs[0] if inputs else None
     entry = lowering_table[eqn.primitive]
     if entry.kind == "erased":
-        return x
-    if name == "convert_element_type":
-        return x if x.aval.dtype == p["new_dtype"] else None
-    if name in _IDENTITY_WHEN_EMPTY:
-        return x if not p[_IDENTITY_WHEN_EMPTY[name]] else None
-    if entry.view == "reshape":
-        return x if tuple(p["new_sizes"]) == tuple(x.aval.shape) else None
-    if entry.view == "transpose":
-        return x if tuple(p["permutation"]) == tuple(range(len(x.aval.shape))) else None
-    if entry.view == "broadcast_in_dim":
-        same = tuple(p["shape"]) == tuple(x.aval.shape)
-        ident = tuple(p["broadcast_dimensions"]) == tuple(range(len(p["shape"])))
-        return x if same and ident else None
-    if entry.view == "slice":
-        full = all(s == 0 for s in p["start_indices"]) and tuple(p["limit_indices"]) == tuple(
-            x.aval.shape
-        )
-        return x if full and (p["strides"] is None or all(s == 1 for s in p["strides"])) else None
-    if name == "integer_pow":
-        return x if p["y"] == 1 else None
-    if name in ("mul", "add", "sub", "div"):
-        a, b = inputs
-        if name == "mul":
-            if isinstance(b, Literal) and _literal_is(b, 1) and _same_as_out(a, out):
-                return a
-            if isinstance(a, Literal) and _literal_is(a, 1) and _same_as_out(b, out):
-                return b
-        elif name == "add":
-            if isinstance(b, Literal) and _float_or_int_zero(b, add=True) and _same_as_out(a, out):
-                return a
-            if isinstance(a, Literal) and _float_or_int_zero(a, add=True) and _same_as_out(b, out):
-                return b
-        elif isinstance(b, Literal) and _same_as_out(a, out):
-            if name == "sub" and _float_or_int_zero(b, add=False):
-                return a
-            if name == "div" and _literal_is(b, 1):
-                return a
-        return None
-    if name == "select_n" and len(inputs) > 1:
-        cases = inputs[1:]
-        c0 = cases[0]
-        if not isinstance(c0, Literal) and all(c is c0 for c in cases) and _same_as_out(c0, out):
-            return c0
-    return None
+        return inputs[0] if inputs else None
+    rule = entry.identity
+    return None if rule is None else rule(eqn.params, inputs, eqn.outputs[0])
 
 
 def _in_key(v):

@@ -58,7 +58,6 @@ from .steps import (
 )
 
 
-
 def _backend(name: str):
     """``compile_kernel`` of the kernel compiler, or the numpy interpreter's."""
     if name != "interpret":

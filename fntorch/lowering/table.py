@@ -37,11 +37,12 @@ template, control step or host impl) has no entry.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .. import ops as _ops  # noqa: F401  (registers every ops primitive)
 from ..fx.core import Primitive, primitives
+from .identities import identity_rules
 from .rules import KERNEL_PRIMITIVES, lowering_rules, reduction_rules
 from .spec import REDUCTIONS
 from .spec_special import TEMPLATE_PRIMITIVES
@@ -56,6 +57,7 @@ _ERASED = frozenset({"copy", "stop_gradient"})
 # Never folded: their params hold Python callables with effects of their own.
 _NO_FOLD = frozenset({"custom_lin"})
 
+
 @dataclass(frozen=True)
 class Lowering:
     """How one primitive lowers (see the module docstring)."""
@@ -66,6 +68,8 @@ class Lowering:
     sum: bool = False  # reduce_sum
     adds: bool = False  # add
     foldable: bool = True
+    # (params, inputs, out) -> the input the output equals exactly, or None
+    identity: Callable | None = None
     # A kernel may compute it: kinds "elementwise" and "reduction", and the erased ones
     # the kernel compiler has a rule for, should they reach fusion without the passes.
     kernel: bool = False
@@ -84,7 +88,7 @@ def _entry(p: Primitive) -> Lowering | None:
     n = p.name
     fields = dict(
         matmul=n == "dot_general", sum=n == "reduce_sum", adds=n == "add",
-        foldable=n not in _NO_FOLD,
+        foldable=n not in _NO_FOLD, identity=identity_rules.get(n),
         kernel=n in KERNEL_PRIMITIVES and not p.multiple_results and n not in _VIEWS,
     )  # fmt: skip
     if n in _VIEWS:

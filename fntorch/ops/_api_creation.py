@@ -13,12 +13,11 @@ import operator
 
 import numpy as np
 
-from ..fx import core
 from ..fx import dtypes as dt
 from ..fx.core import Tensor, Tracer
-from . import lax
 from ..fx.device import device as _device_of_spec
 from ..fx.device import get_default_device, host_device
+from . import lax
 from ._api_common import as_index, is_pyscalar
 
 __all__ = [
@@ -130,7 +129,8 @@ def asarray(obj, dtype=None, device=None, copy=None) -> Tensor:
         else:  # fntorch's cast rules (saturating float -> int, one rounding to bfloat16)
             from ._prims_structural import convert_element_type_p
 
-            arr = host_device().impls[convert_element_type_p](np.asarray(obj, native), new_dtype=dtype)
+            cast = host_device().impls[convert_element_type_p]
+            arr = cast(np.asarray(obj, native), new_dtype=dtype)
     elif isinstance(obj, (list, tuple)):
         leaves = _leaves(obj, [])
         if any(isinstance(leaf, Tensor) for leaf in leaves):

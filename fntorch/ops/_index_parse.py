@@ -373,7 +373,6 @@ def _adv_indices(entries):
     return idxs, axes
 
 
-
 # ------------------------------------------------------------------ eager fast paths
 # An eager tensor on the CPU indexed by concrete values: numpy's own indexing has exactly
 # these semantics (numpy is the reference the tests compare with), at numpy's speed.
@@ -410,4 +409,3 @@ def _numpy_index(idx):
         out = tuple(_numpy_item(i) for i in idx)
         return _NO if any(i is _NO for i in out) else out
     return _numpy_item(idx)
-

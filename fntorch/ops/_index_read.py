@@ -69,7 +69,6 @@ def getitem(x, idx):
     return x
 
 
-
 def _getitem_advanced(x, shape, entries):
     x, _ = _slice_static(x, shape, [e for e in entries if e.kind == _SLICE])
     idxs, axes = _adv_indices(entries)
@@ -96,7 +95,6 @@ def _getitem_advanced(x, shape, entries):
     return x
 
 
-
 def _tensor_getitem(self, idx):
     """``t[idx]``: numpy's basic and advanced indexing (ints, slices, ``None``, ``...``,
     integer tensors and arrays, concrete boolean masks).
@@ -116,7 +114,6 @@ def _tensor_getitem(self, idx):
                     return getitem(self, idx)  # the general path words the error
                 return _new_tensor(r if type(r) is np.ndarray else np.asarray(r))
     return getitem(self, idx)
-
 
 
 Tensor.__getitem__ = _tensor_getitem

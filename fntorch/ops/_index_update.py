@@ -335,7 +335,6 @@ def _eager_update(x, idx, v, mode):
     return _new_tensor(out)
 
 
-
 def _at(self):
     """Functional updates: ``t.at[idx].set(v)``, ``.add(v)``, ``.multiply(v)``, ``.min(v)``,
     ``.max(v)``, ``.get()``; each returns a new tensor.
@@ -345,7 +344,6 @@ def _at(self):
     [1.0, 0.0, 0.0]
     """
     return _IndexUpdateHelper(self)
-
 
 
 Tensor.at = property(_at)

@@ -82,6 +82,8 @@ class return_types:  # noqa: N801 - mirrors torch.return_types
 
 # The parts attach their methods when imported; they import the helpers above, so they
 # come last (no method name is attached by two parts, so their order changes nothing).
-from . import _tensor_methods_math  # noqa: E402,F401
-from . import _tensor_methods_shape  # noqa: E402,F401
-from . import _tensor_methods_convert  # noqa: E402,F401
+from . import (  # noqa: E402
+    _tensor_methods_convert,  # noqa: F401
+    _tensor_methods_math,  # noqa: F401
+    _tensor_methods_shape,  # noqa: F401
+)

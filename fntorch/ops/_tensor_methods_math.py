@@ -104,6 +104,8 @@ def _along_method(fname, mname, default):
         return getattr(_api, fname)(x, axis=default if ax is None else ax)
 
     return method
+
+
 for _m, _f in _UNARY.items():
     _attach(_m, _unary_method(_f), _doc_of(_f, f"{_m}()"))
 for _m, _f in _BINARY.items():

@@ -1,7 +1,7 @@
 """The threefry-2x32 hash and random bits, written on the uint32 primitives.
 
-``fntorch.random`` builds keys and samplers on these; ``fntorch/random.py`` says why this
-is plain code on the existing primitives rather than a dedicated primitive.
+``fntorch.random`` builds keys and samplers on these; ``fntorch/random/__init__.py`` says
+why this is plain code on the existing primitives rather than a dedicated primitive.
 """
 
 from __future__ import annotations

@@ -130,8 +130,18 @@ def __array_namespace_info__() -> _NamespaceInfo:
 
 
 __all__ = sorted(
-    set(_creation + _device + _elementwise + _elementwise_math + _linalg + _manipulation + _pad
-        + _reduce + _set + _control)
+    set(
+        _creation
+        + _device
+        + _elementwise
+        + _elementwise_math
+        + _linalg
+        + _manipulation
+        + _pad
+        + _reduce
+        + _set
+        + _control
+    )
     | {"isdtype", "can_cast", "e", "pi", "inf", "nan", "newaxis"}
     | {"__array_api_version__", "__array_namespace_info__"}
 )

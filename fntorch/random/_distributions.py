@@ -41,7 +41,6 @@ def _float_dtype(name: str, dtype):
     return dtype
 
 
-
 def uniform(key, shape=(), dtype=_dt.float32, minval=0.0, maxval=1.0) -> Tensor:
     """Uniform floats in ``[minval, maxval)``; ``minval``/``maxval`` broadcast to ``shape``.
 

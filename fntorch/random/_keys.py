@@ -108,7 +108,6 @@ def _check_shape(name: str, shape, *param_shapes) -> tuple:
     return shape
 
 
-
 def key(seed) -> Tensor:
     """A key from an integer seed: the seed's 64 bits as two uint32 words (high, low).
 
@@ -206,4 +205,3 @@ def bits(key, shape=(), dtype=_dt.uint32) -> Tensor:
     if dtype not in _dt.unsigned_dtypes:
         raise TypeError(f"ft.random.bits: dtype must be an unsigned integer dtype, got {dtype}")
     return _tf.random_bits(k, np.dtype(dtype).itemsize * 8, shape)
-

@@ -161,4 +161,3 @@ class _Call:
             outs = self.batched(hander.axis_size, [None] * len(vals)).bind_with(vals)
             return [BatchTracer(hander, o, 0) for o in outs]
         return outer.process_custom(self.kind, self, list(vals))
-

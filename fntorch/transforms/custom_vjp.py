@@ -34,7 +34,6 @@ from .ad import Zero, instantiate, jvp_rules, transpose_rules
 from .batching import batch_rules
 from .custom_call import _Call, _resolve_kwargs, _split_static, _to_tensors
 
-
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 
 

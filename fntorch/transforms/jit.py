@@ -53,7 +53,6 @@ from ..fx.core import (
     current_trace,
     device_of_buffer,
 )
-from ..fx.graph import inline_custom_calls
 from ._args import _as_tensor
 from .jit_config import Config, config  # noqa: F401
 from .jit_lowered import Compiled, Lowered, _aval_str, _EagerProgram  # noqa: F401
@@ -402,17 +401,18 @@ class JitFunction:
         self.stats["traces"] += 1
         t1 = time.perf_counter()
         donate_flat = self._donated_leaves(dyn, pos)
-        from ..lowering import build_program, partition, run_passes
+        from ..lowering import compile_graph, plan_graph
 
         # A leaf's key is (shape, dtype), plus True for a weakly typed Python scalar or
         # the device of a buffer on another device (no compiled program there yet).
         eager = any(len(s) > 2 and s[2] is not True for s in key[1])
-        g = run_passes(inline_custom_calls(graph))  # no rule table has custom calls
-        plan = partition(g)
         if eager:
-            program = _EagerProgram(g)
+            plan = plan_graph(graph)
+            program = _EagerProgram(plan.graph)
         else:
-            program = build_program(plan, donated=donate_flat, backend=config.kernel_backend)
+            program = compile_graph(graph, donated=donate_flat, backend=config.kernel_backend)
+            plan = program.plan
+        g = plan.graph
         entry = _Entry(
             program=program,
             out_tree=out_tree,

@@ -1,8 +1,7 @@
 """Hunted bugs in the graph passes and fusion: each test pins one fixed bug."""
 
-import tracemalloc
-
 import functools
+import tracemalloc
 
 import numpy as np
 

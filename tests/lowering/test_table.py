@@ -50,6 +50,15 @@ def test_entries_say_what_the_passes_ask():
     assert {p.name for p, e in t.items() if not e.foldable} <= {"custom_lin"}
 
 
+def test_identity_rules_name_registered_primitives_and_sit_in_their_entries():
+    from fntorch.lowering.identities import identity_rules
+
+    assert set(identity_rules) <= set(primitives)
+    for name, rule in identity_rules.items():
+        assert lowering_table[primitives[name]].identity is rule, name
+    assert lowering_table[lax.exp_p].identity is None
+
+
 @pytest.mark.parametrize("prim", KERNEL_ENTRIES, ids=lambda p: p.name)
 @settings(max_examples=4, deadline=None, database=None)
 @given(data=st.data())

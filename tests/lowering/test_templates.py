@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import fntorch as ft
 from fntorch.devices import cpu_impls
+from fntorch.fx.core import primitives
 from fntorch.lowering import cache
 from fntorch.lowering import templates as T
 from fntorch.lowering.fusion import LibraryStep, TemplateStep
@@ -26,7 +27,6 @@ from fntorch.lowering.spec_special import (
     WindowSpec,
     spec_for,
 )
-from fntorch.fx.core import primitives
 from fntorch.lowering.table import lowering_table
 from fntorch.ops import lax
 

@@ -1,0 +1,50 @@
+"""The one compile pipeline: a graph -> passes -> fusion plan -> program.
+
+``jit`` (on a cache miss, and for ``.lower()``) and the compiled control-flow steps
+(their branches and loop bodies, ``control.py``) all compile through ``compile_graph``;
+``plan_graph`` is its first half, for a caller that only needs the plan.
+
+>>> import fntorch as ft
+>>> import numpy as np
+>>> g = ft.make_graph(lambda x: ft.exp(x) * 2.0)(ft.ones(3))
+>>> prog = compile_graph(g)
+>>> prog(np.zeros(3, np.float32))[0].tolist(), len(prog.plan.steps)
+([2.0, 2.0, 2.0], 1)
+"""
+
+from __future__ import annotations
+
+from ..fx.graph import Graph, inline_custom_calls
+
+
+def plan_graph(graph: Graph, *, simplified: bool = False):
+    """The fusion plan of ``graph`` after the passes (``simplified``: they have run): no
+    rule table has custom calls, so they are inlined first.
+
+    >>> import fntorch as ft
+    >>> plan = plan_graph(ft.make_graph(lambda x: ft.sin(x) * 1.0)(ft.ones(2)))
+    >>> [e.primitive.name for e in plan.graph.eqns]
+    ['sin']
+    """
+    from .fusion import partition
+    from .passes import run_passes
+
+    if not simplified:
+        graph = run_passes(inline_custom_calls(graph))
+    return partition(graph)
+
+
+def compile_graph(graph: Graph, *, donated=(), backend: str = "auto", simplified=False):
+    """``graph`` (flat inputs to flat outputs) as a ``Program`` over numpy buffers; the
+    program keeps its plan (``.plan``, whose ``.graph`` is the simplified graph).
+
+    >>> import fntorch as ft
+    >>> import numpy as np
+    >>> prog = compile_graph(ft.make_graph(lambda x: x + 1.0)(ft.ones(2)))
+    >>> prog(np.ones(2, np.float32))[0].tolist()
+    [2.0, 2.0]
+    """
+    from .program import build_program
+
+    plan = plan_graph(graph, simplified=simplified)
+    return build_program(plan, donated=donated, backend=backend)
