@@ -1,7 +1,9 @@
 """The compiled-kernel cache: object code in memory and on disk.
 
-Level 1 (``kernels.compile_kernel``): spec key -> ``Kernel`` in this process.
-Level 2 (here): cache key -> loaded object code. On disk, under ``$FNTORCH_CACHE_DIR``
+In memory, ``kernels`` (``memoized``) is the one cache of kernel objects, fused
+(``kernels.compile_kernel``) and template (``templates.compile_template``) alike, keyed by
+kind, spec key and target; ``_objects`` records which compiled functions this process's
+engine has loaded, by digest, so none is loaded twice. On disk, under ``$FNTORCH_CACHE_DIR``
 or ``$XDG_CACHE_HOME/fntorch`` (default ``~/.cache/fntorch``), in ``kernels/``, one file
 per key, named by its digest. The digest hashes the key (spec, variant, ndarray ABI),
 the target (host triple, CPU name and features) and the versions of fntorch, xDSL and
@@ -43,6 +45,32 @@ stats = {
 
 _objects: dict = {}
 _stats_lock = threading.Lock()
+# The one in-memory cache of kernel objects, in front of the disk cache: (kind, spec key,
+# target) -> the compiled kernel (fused kernels and template kernels alike).
+kernels: dict = {}
+_kernels_lock = threading.Lock()
+
+
+def memoized(key, make):
+    """The kernel object cached under ``key``, made by ``make()`` on the first call (once,
+    however many threads ask at the same time).
+
+    >>> memoized(("doc", "k"), lambda: "a kernel"), memoized(("doc", "k"), lambda: "other")
+    ('a kernel', 'a kernel')
+    >>> del kernels[("doc", "k")]
+    """
+    k = kernels.get(key)
+    if k is not None:
+        with _stats_lock:
+            stats["memory_hits"] += 1
+        return k
+    with _kernels_lock:
+        k = kernels.get(key)
+        if k is None:
+            with _stats_lock:
+                stats["memory_misses"] += 1
+            k = kernels[key] = make()
+    return k
 
 
 def cache_dir() -> Path:
@@ -198,7 +226,7 @@ def symbol(dig: bytes) -> str:
 
 
 def load_or_build(key: str, build) -> int:
-    """The address of ``key``'s compiled function: from memory, disk, or ``build(name)
+    """The address of ``key``'s compiled function: already loaded, from disk, or ``build(name)
     -> bytes`` (object code defining function ``name``)."""
     from . import cpu
 

@@ -124,9 +124,15 @@ identity_rules: dict[str, Callable] = {
     **{
         name: partial(_empty_param, param)
         for name, param in {
-            "squeeze": "dimensions", "expand_dims": "dimensions", "rev": "dimensions",
-            "reduce_sum": "axes", "reduce_max": "axes", "reduce_min": "axes",
-            "reduce_prod": "axes", "reduce_and": "axes", "reduce_or": "axes",
+            "squeeze": "dimensions",
+            "expand_dims": "dimensions",
+            "rev": "dimensions",
+            "reduce_sum": "axes",
+            "reduce_max": "axes",
+            "reduce_min": "axes",
+            "reduce_prod": "axes",
+            "reduce_and": "axes",
+            "reduce_or": "axes",
         }.items()
     },  # fmt: skip
 }

@@ -346,7 +346,7 @@ def _known() -> frozenset:
     return KERNEL_PRIMITIVES
 
 
-_kernels: dict = {}
+_kernels = _cache.kernels  # the one in-memory cache (tests clear it by this name)
 
 
 def compile_kernel(spec: KernelSpec, target: str = "cpu") -> Kernel:
@@ -365,12 +365,4 @@ def compile_kernel(spec: KernelSpec, target: str = "cpu") -> Kernel:
     >>> compile_kernel(spec)([np.ones((2, 3), f32)], [out]); out.tolist()
     [3.0, 3.0]
     """
-    key = (spec.key(), target)
-    k = _kernels.get(key)
-    if k is not None:
-        _cache.stats["memory_hits"] += 1
-        return k
-    _cache.stats["memory_misses"] += 1
-    k = Kernel(spec, target)
-    _kernels[key] = k
-    return k
+    return _cache.memoized(("fused", spec.key(), target), lambda: Kernel(spec, target))

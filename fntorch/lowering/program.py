@@ -73,17 +73,10 @@ def _backend(name: str):
     return compile_kernel
 
 
-_kernel_cache: dict = {}
-
-
 def get_kernel(spec, backend: str = "auto"):
-    """The compiled kernel of ``spec`` (memoized per process and backend)."""
-    # The text key, not the spec: literals compare as numbers there, and 0.0 == -0.0.
-    key = (spec.key(), backend)
-    k = _kernel_cache.get(key)
-    if k is None:
-        k = _kernel_cache[key] = _backend(backend)(spec, target="cpu")
-    return k
+    """The compiled kernel of ``spec`` for ``backend`` (the compiler memoizes its kernels
+    in the one in-memory cache, ``cache.kernels``; the interpreter's cost nothing to make)."""
+    return _backend(backend)(spec, target="cpu")
 
 
 def _flat_size(st: KernelStep, shape, ident, layouts) -> int | None:

@@ -45,7 +45,6 @@ accumulate in float32 and round once, as the numpy impl does.
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
@@ -550,10 +549,6 @@ class _BoundWindow(_Bound):
         self.kernel.run(arrays, math.prod(out.shape[:-1]), out.size * taps)
 
 
-_templates: dict = {}
-_lock = threading.Lock()
-
-
 def compile_template(spec, target: str = "cpu") -> TemplateKernel:
     """The compiled ``TemplateKernel`` of a ``spec_special`` spec (memoized in memory
     and on disk, like ``kernels.compile_kernel``).
@@ -567,17 +562,7 @@ def compile_template(spec, target: str = "cpu") -> TemplateKernel:
     >>> out.tolist()
     [1.0, 3.0]
     """
-    key = (spec.key(), target)
-    k = _templates.get(key)
-    if k is not None:
-        _cache.stats["memory_hits"] += 1
-        return k
-    with _lock:
-        k = _templates.get(key)
-        if k is None:
-            _cache.stats["memory_misses"] += 1
-            k = _templates[key] = TemplateKernel(spec, target)
-    return k
+    return _cache.memoized(("template", spec.key(), target), lambda: TemplateKernel(spec, target))
 
 
 def template_kernel(prim: str, in_avals, params: dict, target: str = "cpu"):
