@@ -9,9 +9,8 @@ spellings (``x.sum(dim=1, keepdim=True)``, ``x.max(dim=1)`` -> ``(values, indice
 ``x.size`` is the Array API's int property (the number of elements); PyTorch's
 ``x.size()`` / ``x.size(d)`` is ``x.shape`` / ``x.shape[d]`` here.
 
-The eager fast path: ``* + - /`` of an eager ``Tensor`` with a Python scalar or a
-same-dtype tensor, for float16/32/64 numpy buffers, calls the numpy ufunc directly
-(numpy 2's NEP 50 rule for Python scalars is exactly fntorch's weak-scalar promotion).
+The operators here are the general path of every device; the CPU device wraps ``* + - /``
+with its numpy fast path (``fntorch/devices/cpu_dispatch.py``).
 """
 
 from __future__ import annotations
@@ -24,12 +23,9 @@ import numpy as np
 
 from ..fx import core
 from ..fx import dtypes as dt
-from ..fx.core import EVAL_TRACE, Tensor, _current_trace, _new_tensor
+from ..fx.core import Tensor
 from . import _indexing
 from . import api as _api
-
-_get_trace = _current_trace.get
-_ndarray = np.ndarray
 
 # Members that fx.core defines (Tracer overrides them): never replaced here.
 _PROTECTED = frozenset(
@@ -79,58 +75,6 @@ def _doc_of(fname: str, method: str) -> str:
 
 _OPERAND_TYPES = (Tensor, builtins.bool, builtins.int, builtins.float, np.ndarray, np.generic)
 
-# Python scalar -> 0-d read-only array of a float dtype, per dtype char. A 0-d array
-# operand is cheaper for numpy than converting a Python scalar on every call. Zeros are
-# never cached (0.0 == -0.0 would alias them); NaNs miss every time (NaN != NaN).
-_SCALARS: dict[str, dict] = {"e": {}, "f": {}, "d": {}}
-_SCALAR_CACHE_SIZE = 256
-
-
-def _scalar_const(cache: dict, value, dtype):
-    if not value:
-        return value  # NEP 50 handles the Python scalar itself
-    if len(cache) >= _SCALAR_CACHE_SIZE:
-        cache.clear()
-    s = np.array(value, dtype=dtype)
-    s.flags.writeable = False
-    cache[value] = s
-    return s
-
-
-def _fast_binary(ufunc, fname: str, reflected: bool):
-    """An operator with the eager numpy fast path (floats only), else ``ft.<fname>``."""
-
-    def op(self, other):
-        if type(self) is Tensor and _get_trace() is EVAL_TRACE:
-            v = self._value
-            t = type(other)
-            if t is builtins.float or t is builtins.int:
-                if type(v) is _ndarray:
-                    cache = _SCALARS.get(v.dtype.char)
-                    if cache is not None:
-                        s = cache.get(other)
-                        if s is None:
-                            try:
-                                s = _scalar_const(cache, other, v.dtype)
-                            except OverflowError:  # the general path's ft.<fname> words it
-                                s = None
-                        if s is not None:
-                            return _new_tensor(ufunc(s, v) if reflected else ufunc(v, s))
-            elif t is Tensor:
-                ov = other._value
-                if type(v) is _ndarray and type(ov) is _ndarray and ov.dtype is v.dtype:
-                    if v.dtype.char in "efd":
-                        try:
-                            return _new_tensor(ufunc(ov, v) if reflected else ufunc(v, ov))
-                        except ValueError:
-                            pass  # a broadcasting error: the general path words it
-        if not isinstance(other, _OPERAND_TYPES):
-            return NotImplemented
-        f = getattr(_api, fname)
-        return f(other, self) if reflected else f(self, other)
-
-    return op
-
 
 def _binary(fname: str, reflected: bool):
     def op(self, other):
@@ -164,13 +108,8 @@ def _unary(fname: str):
     return op
 
 
-_FAST_OPS = {
-    "add": (np.add, "add"),
-    "sub": (np.subtract, "subtract"),
-    "mul": (np.multiply, "multiply"),
-    "truediv": (np.true_divide, "divide"),
-}
 _OPS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
     "floordiv": "floor_divide", "mod": "remainder", "pow": "pow", "matmul": "matmul",
     "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
     "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
@@ -192,9 +131,6 @@ def _binary_doc(name: str, fname: str, reflected: bool) -> str:
     return f"``{x} {_SYMBOLS[name]} {y}``: ``ft.{fname}({x}, {y})``."
 
 
-for _name, (_ufunc, _f) in _FAST_OPS.items():
-    _attach(f"__{_name}__", _fast_binary(_ufunc, _f, False), _binary_doc(_name, _f, False))
-    _attach(f"__r{_name}__", _fast_binary(_ufunc, _f, True), _binary_doc(_name, _f, True))
 for _name, _f in _OPS.items():
     _attach(f"__{_name}__", _binary(_f, False), _binary_doc(_name, _f, False))
     _attach(f"__r{_name}__", _binary(_f, True), _binary_doc(_name, _f, True))

@@ -153,3 +153,10 @@ def test_random_draws_on_the_second_device_equal_the_cpu_draws(fake):
     assert got.device is fake and bits.device is fake
     _same(got, want)
     _same(bits, ft.random.bits(ft.random.split(ft.random.key(0))[1], (3,)))
+
+
+def test_the_numpy_fast_path_is_the_cpu_devices_not_the_tensors():
+    # ops attaches the general operators; the CPU device wraps four of them
+    for name in ("__add__", "__rsub__", "__mul__", "__truediv__"):
+        assert getattr(ft.Tensor, name).__module__ == "fntorch.devices.cpu_dispatch", name
+    assert ft.Tensor.__matmul__.__module__ == "fntorch.ops._tensor"
