@@ -1,4 +1,4 @@
-"""The CPU device's eager dispatch fast path for ``* + - /``.
+"""The CPU device's eager fast paths: ``* + - /``, ``t[idx]`` and ``t.at[idx]`` updates.
 
 ``fntorch.ops`` attaches to ``Tensor`` the general operators of every device (promotion,
 weak scalars, then ``bind``). For the CPU, ``x * 2.0`` and ``x + y`` of same-dtype
@@ -6,7 +6,10 @@ float16/32/64 numpy buffers go straight to the numpy ufunc instead: numpy 2's NE
 for Python scalars is exactly fntorch's weak-scalar promotion, so the result is the same,
 at about a third of the general path's cost (W1 measures it). Anything else (another
 buffer type, a tracer, other dtypes, a broadcasting error) falls through to the general
-operator, which words the errors. Importing this module wraps the operators.
+operator, which words the errors. Indexing with concrete indices, and the functional
+updates, take numpy's own indexing (``ufunc.at`` for the combining modes), registered in
+ops' ``eager_reads`` / ``eager_updates`` tables for numpy buffers. Importing this module
+installs all three.
 
 >>> import fntorch as ft
 >>> (ft.asarray([1.0, 2.0]) * 2.0).tolist()
@@ -20,6 +23,8 @@ import builtins
 import numpy as np
 
 from ..fx.core import EVAL_TRACE, Tensor, _current_trace, _new_tensor
+from ..ops import _index_read, _index_update
+from ..ops._index_parse import _NO, _numpy_index
 from ..ops._tensor import _attach
 
 _get_trace = _current_trace.get
@@ -81,3 +86,52 @@ for _name, _ufunc in _FAST_OPS.items():
     for _op, _reflected in ((f"__{_name}__", False), (f"__r{_name}__", True)):
         _general = getattr(Tensor, _op)
         _attach(_op, _fast_binary(_ufunc, _general, _reflected), _general.__doc__)
+
+
+def _eager_read(x, idx):
+    """``x[idx]`` by numpy's indexing, or None for the general path (which words errors)."""
+    np_idx = _numpy_index(idx)
+    if np_idx is _NO:
+        return None
+    try:
+        r = x._value[np_idx]
+    except (IndexError, ValueError, TypeError):
+        return None
+    return _new_tensor(r if type(r) is np.ndarray else np.asarray(r))
+
+
+_AT_UFUNCS = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
+def _eager_update(x, idx, v, mode):
+    """``x.at[idx]`` updated by numpy's own indexed assignment (``ufunc.at`` for the
+    combining modes), or None for the general path."""
+    buf = x._value
+    if mode in ("add", "multiply") and buf.dtype == np.bool_:
+        return None
+    np_idx = _numpy_index(idx)
+    if np_idx is _NO:
+        return None
+    if isinstance(v, Tensor):
+        if type(v) is not Tensor:
+            return None  # a tracer: the general path
+        v = v._value
+        if not isinstance(v, (np.ndarray, np.generic)):
+            return None
+    try:
+        if isinstance(v, (np.ndarray, np.generic)):
+            v = np.asarray(v).astype(buf.dtype, copy=False)
+        else:  # Python values: the same cast (and overflow errors) as the general path
+            v = np.asarray(v, dtype=buf.dtype)
+        out = buf.copy()
+        if mode == "set":
+            out[np_idx] = v
+        else:
+            _AT_UFUNCS[mode].at(out, np_idx, v)
+    except (IndexError, ValueError, TypeError, OverflowError):
+        return None
+    return _new_tensor(out)
+
+
+_index_read.eager_reads[np.ndarray] = _eager_read
+_index_update.eager_updates[np.ndarray] = _eager_update

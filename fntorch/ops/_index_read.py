@@ -9,20 +9,20 @@ On the entries of `_index_parse.parse_index`, reading is:
   ``transpose`` that reproduces numpy's placement (where the first array was, when the
   arrays are consecutive; else first) and ``expand_dims`` for the ``None``s.
 
-A concrete out-of-range index raises IndexError; a traced one is clamped. An eager CPU
-tensor indexed by concrete values takes numpy's own indexing instead (the fast path).
+A concrete out-of-range index raises IndexError; a traced one is clamped. An eager tensor
+whose device registered a fast path in ``eager_reads`` takes it first (the CPU's: numpy's
+own indexing for concrete indices).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..fx.core import EVAL_TRACE, Tensor, _current_trace, _new_tensor
+from ..fx.core import EVAL_TRACE, Tensor, _current_trace
 from ._index_parse import (
     _ADV,
     _DYN,
     _INT,
-    _NO,
     _NONE,
     _SLICE,
     _adv_indices,
@@ -32,7 +32,6 @@ from ._index_parse import (
     _common_int_dtype,
     _insert_new_dims,
     _layout,
-    _numpy_index,
     _slice_static,
     parse_index,
 )
@@ -104,16 +103,16 @@ def _tensor_getitem(self, idx):
     [[2, 1, 0], [5, 4, 3]]
     """
     if type(self) is Tensor and _current_trace.get() is EVAL_TRACE:
-        buf = self._value
-        if type(buf) is np.ndarray:
-            np_idx = _numpy_index(idx)
-            if np_idx is not _NO:
-                try:
-                    r = buf[np_idx]
-                except (IndexError, ValueError, TypeError):
-                    return getitem(self, idx)  # the general path words the error
-                return _new_tensor(r if type(r) is np.ndarray else np.asarray(r))
+        fast = eager_reads.get(type(self._value))
+        if fast is not None:
+            out = fast(self, idx)
+            if out is not None:
+                return out
     return getitem(self, idx)
 
+
+# Buffer type -> a device's eager fast path ``(x, idx) -> Tensor or None`` (None: the
+# general path). Registered by the device kinds (the CPU's: devices/cpu_dispatch.py).
+eager_reads: dict = {}
 
 Tensor.__getitem__ = _tensor_getitem

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fx.core import EVAL_TRACE, Tensor, _current_trace, _new_tensor
+from ..fx.core import EVAL_TRACE, Tensor, _current_trace
 from . import lax
 from ._index_parse import (
     _ADV,
     _DYN,
     _INT,
-    _NO,
     _NONE,
     _SLICE,
     _adv_indices,
@@ -30,7 +29,6 @@ from ._index_parse import (
     _cast,
     _insert_new_dims,
     _layout,
-    _numpy_index,
     parse_index,
 )
 
@@ -94,9 +92,11 @@ def _transpose(v, perm):
 def update(x, idx, v, mode: str):
     """``x`` with ``x[idx] (op)= v``; ``mode`` one of set, add, multiply, min, max."""
     if type(x) is Tensor and _current_trace.get() is EVAL_TRACE:
-        out = _eager_update(x, idx, v, mode)
-        if out is not None:
-            return out
+        fast = eager_updates.get(type(x._value))
+        if fast is not None:
+            out = fast(x, idx, v, mode)
+            if out is not None:
+                return out
     return update_general(x, idx, v, mode)
 
 
@@ -302,37 +302,9 @@ class _IndexUpdateHelper:
         return f"_IndexUpdateHelper({self.tensor!r})"
 
 
-# ------------------------------------------------------------------ eager fast path
-
-_AT_UFUNCS = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
-
-
-def _eager_update(x, idx, v, mode):
-    buf = x._value
-    if type(buf) is not np.ndarray or (mode in ("add", "multiply") and buf.dtype == np.bool_):
-        return None
-    np_idx = _numpy_index(idx)
-    if np_idx is _NO:
-        return None
-    if isinstance(v, Tensor):
-        if type(v) is not Tensor:
-            return None  # a tracer: the general path
-        v = v._value
-        if not isinstance(v, (np.ndarray, np.generic)):
-            return None
-    try:
-        if isinstance(v, (np.ndarray, np.generic)):
-            v = np.asarray(v).astype(buf.dtype, copy=False)
-        else:  # Python values: the same cast (and overflow errors) as the general path
-            v = np.asarray(v, dtype=buf.dtype)
-        out = buf.copy()
-        if mode == "set":
-            out[np_idx] = v
-        else:
-            _AT_UFUNCS[mode].at(out, np_idx, v)
-    except (IndexError, ValueError, TypeError, OverflowError):
-        return None
-    return _new_tensor(out)
+# Buffer type -> a device's eager fast path ``(x, idx, v, mode) -> Tensor or None`` (None:
+# the general path). Registered by the device kinds (the CPU's: devices/cpu_dispatch.py).
+eager_updates: dict = {}
 
 
 def _at(self):

@@ -160,3 +160,18 @@ def test_the_numpy_fast_path_is_the_cpu_devices_not_the_tensors():
     for name in ("__add__", "__rsub__", "__mul__", "__truediv__"):
         assert getattr(ft.Tensor, name).__module__ == "fntorch.devices.cpu_dispatch", name
     assert ft.Tensor.__matmul__.__module__ == "fntorch.ops._tensor"
+    from fntorch.ops import _index_read, _index_update
+
+    for table in (_index_read.eager_reads, _index_update.eager_updates):
+        assert set(table) == {np.ndarray}  # not the fake device's buffers: the general path
+        assert table[np.ndarray].__module__ == "fntorch.devices.cpu_dispatch"
+
+
+def test_basic_indexing_on_the_second_device(fake):
+    x = _put(fake, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    for got, want in [
+        (x[1], [4.0, 5.0, 6.0]),
+        (x[:, ::-1][0], [3.0, 2.0, 1.0]),
+    ]:
+        assert got.device is fake
+        _same(got, want)
