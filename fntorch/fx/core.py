@@ -25,7 +25,6 @@ from .device import (
     get_default_device,
     host_device,
     operand_devices,
-    universal_impls,
 )
 from .device import device_of_operand as _device_of_operand
 
@@ -526,9 +525,12 @@ class EvalTrace(Trace):
                 f"primitive {prim.name!r} has no abstract-eval rule"
             ) from None
         rule(*vals, **params)  # shape and dtype errors, the same as under tracing
-        impl = device.impls.get(prim) or universal_impls.get(prim)
-        if impl is None:
-            raise NotImplementedError(f"primitive {prim.name!r} has no impl on device {device}")
+        try:
+            impl = device.impls[prim]  # an ImplTable: universal_impls behind it
+        except KeyError:
+            raise NotImplementedError(
+                f"primitive {prim.name!r} has no impl on device {device}"
+            ) from None
         out = impl(*vals, **params)
         if scalars_only:
             out = [_scalar_result(o) for o in out] if prim.multiple_results else _scalar_result(out)

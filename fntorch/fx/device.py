@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 # Impls that hold for every device (a primitive whose impl only calls other primitives,
-# such as ``custom_lin``): eager dispatch falls back to this table.
+# such as ``custom_lin``): every device's ImplTable falls back to this table.
 universal_impls: dict = {}
 
 
@@ -44,6 +44,8 @@ class ImplTable(dict):
 
 class Device:
     """A place that holds buffers and runs primitives: ``cpu`` (numpy) or ``cuda:N``.
+    ``impls`` is its eager impl table, an ``ImplTable`` (so ``universal_impls`` stands
+    behind it); ``to_buffer`` / ``to_host`` copy a host array in and a buffer out.
 
     >>> import fntorch as ft
     >>> ft.device("cpu")

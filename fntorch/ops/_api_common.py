@@ -18,6 +18,7 @@ import numpy as np
 
 from ..fx import dtypes as dt
 from ..fx.core import ConcretizationError, Tensor, _new_tensor
+from ..fx.device import host_device
 from . import lax
 
 
@@ -35,7 +36,7 @@ def operand(x, asarray) -> Tensor | bool | int | float:
     if isinstance(x, Tensor) or is_pyscalar(x):
         return x
     if isinstance(x, np.generic):
-        return _new_tensor(np.asarray(asarray(x)._value)[()])
+        return _new_tensor(asarray(x, device=host_device())._value[()])
     return asarray(x)
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import fntorch as ft
 from fntorch.devices import cpu_impls
 from fntorch.fx.core import Tensor
-from fntorch.fx.device import Device, register_device, unregister_device
+from fntorch.fx.device import Device, ImplTable, register_device, unregister_device
 from tests.cases import all_cases
 from tests.contract import as_list, case_ids
 
@@ -44,7 +44,7 @@ def _on_fake(impl):
 
 @pytest.fixture(scope="module")
 def fake():
-    impls = {p: _on_fake(f) for p, f in cpu_impls.items()}
+    impls = ImplTable({p: _on_fake(f) for p, f in cpu_impls.items()})
     dev = register_device(
         Device("fake", 0, impls, lambda a: _to_fake(np.array(a, copy=True)), _to_plain),
         buffer_types=(_FakeBuffer,),
