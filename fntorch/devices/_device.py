@@ -8,6 +8,7 @@ import ml_dtypes
 import numpy as np
 
 from ..fx.device import Device, ImplTable, register_device
+from .cpu_target import CpuTarget
 
 # Like PyTorch and JAX, eager math on the CPU yields NaN/inf silently rather than
 # numpy's RuntimeWarnings; the filter matches only warnings raised from fntorch's own
@@ -23,7 +24,7 @@ def _cpu_put(a):
 # `fntorch.devices.cpu_*` modules at import.
 cpu_impls: dict = ImplTable()
 CPU = register_device(
-    Device("cpu", 0, cpu_impls, _cpu_put, lambda b: b),
+    Device("cpu", 0, cpu_impls, _cpu_put, lambda b: b, CpuTarget(cpu_impls)),
     buffer_types=(np.ndarray,),
     # numpy scalars are host values on a tensor, but belong to no device as operands
     neutral_types=(*set(np.sctypeDict.values()), ml_dtypes.bfloat16),

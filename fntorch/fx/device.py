@@ -45,23 +45,32 @@ class ImplTable(dict):
 class Device:
     """A place that holds buffers and runs primitives: ``cpu`` (numpy) or ``cuda:N``.
     ``impls`` is its eager impl table, an ``ImplTable`` (so ``universal_impls`` stands
-    behind it); ``to_buffer`` / ``to_host`` copy a host array in and a buffer out.
+    behind it); ``to_buffer`` / ``to_host`` copy a host array in and a buffer out;
+    ``target`` is what ``jit`` compiles for it with (``lowering.target.Target``), or
+    None for a device that runs eagerly only.
 
     >>> import fntorch as ft
     >>> ft.device("cpu")
     device(type='cpu')
     """
 
-    __slots__ = ("platform", "index", "impls", "_to_buffer", "_to_host", "__weakref__")
+    __slots__ = ("platform", "index", "impls", "_to_buffer", "_to_host", "target", "__weakref__")
 
     def __init__(
-        self, platform: str, index: int, impls: dict, to_buffer: Callable, to_host: Callable
+        self,
+        platform: str,
+        index: int,
+        impls: dict,
+        to_buffer: Callable,
+        to_host: Callable,
+        target=None,
     ):
         self.platform = platform
         self.index = index
         self.impls = impls
         self._to_buffer = to_buffer
         self._to_host = to_host
+        self.target = target
 
     @property
     def type(self) -> str:

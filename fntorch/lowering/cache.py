@@ -6,7 +6,8 @@ kind, spec key and target; ``_objects`` records which compiled functions this pr
 engine has loaded, by digest, so none is loaded twice. On disk, under ``$FNTORCH_CACHE_DIR``
 or ``$XDG_CACHE_HOME/fntorch`` (default ``~/.cache/fntorch``), in ``kernels/``, one file
 per key, named by its digest. The digest hashes the key (spec, variant, ndarray ABI),
-the target (host triple, CPU name and features) and the versions of fntorch, xDSL and
+the target's ``cache_id()`` (the CPU's: host triple, CPU name and features, and its
+compiler's sources) and the versions of fntorch, xDSL and
 llvmlite plus a hash of the sources the generated code depends on (``SOURCES``), so an
 edited compiler never reuses a stale kernel. Where no cache directory can be found or
 written, kernels are compiled in every process instead.
@@ -117,12 +118,11 @@ SOURCES = (
     "lowering/rules.py",
     "lowering/kernels.py",
     "lowering/codegen.py",
-    "lowering/entry_abi.py",
-    "lowering/cpu.py",
     "lowering/spec.py",
     "lowering/cache.py",
     "lowering/templates.py",
     "lowering/spec_special.py",
+    "lowering/target.py",
     "ops/_erf_inv_coeffs.py",
 )
 
@@ -144,11 +144,9 @@ def _versions() -> str:
     )
 
 
-def digest(key: str) -> bytes:
-    """The 32-byte digest naming ``key`` on this target with these versions."""
-    from . import cpu
-
-    text = f"{key}\n{cpu.target_id()}\n{_versions()}\nformat={FORMAT_VERSION}"
+def digest(key: str, target) -> bytes:
+    """The 32-byte digest naming ``key`` on ``target`` with these versions."""
+    text = f"{key}\n{target.cache_id()}\n{_versions()}\nformat={FORMAT_VERSION}"
     return hashlib.sha256(text.encode()).digest()
 
 
@@ -225,12 +223,11 @@ def symbol(dig: bytes) -> str:
     return f"fntorch_{dig.hex()[:32]}"
 
 
-def load_or_build(key: str, build) -> int:
-    """The address of ``key``'s compiled function: already loaded, from disk, or ``build(name)
-    -> bytes`` (object code defining function ``name``)."""
-    from . import cpu
-
-    dig = digest(key)
+def load_or_build(key: str, build, target) -> int:
+    """The address of ``key``'s compiled function on ``target``: already loaded, from
+    disk, or ``build(name) -> bytes`` (code defining function ``name``, compiled by the
+    target)."""
+    dig = digest(key, target)
     addr = _objects.get(dig)
     if addr is not None:
         return addr
@@ -238,7 +235,7 @@ def load_or_build(key: str, build) -> int:
     payload = _read(dig)
     if payload is not None:
         try:
-            addr = cpu.load(payload, name)
+            addr = target.load(payload, name)
         except Exception:  # checksummed but unloadable (another LLVM): rebuild
             with _stats_lock:
                 stats["disk_rejected"] += 1
@@ -247,7 +244,7 @@ def load_or_build(key: str, build) -> int:
         payload = build(name)
         with _stats_lock:  # jit'ed functions may compile on several threads
             stats["compiles"] += 1
-        addr = cpu.load(payload, name)
+        addr = target.load(payload, name)
         _write(dig, payload)
     _objects[dig] = addr
     return addr

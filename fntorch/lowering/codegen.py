@@ -3,7 +3,8 @@ in the ``llvm`` dialect, built with ``builder.KernelBuilder``. ``kernels.py`` co
 caches and calls what this builds; ``templates.py`` borrows its value helpers.
 
 The function's convention (the ``arrays`` tuple, ``[lo, hi)``, the return code) is
-described in ``kernels.py``; the struct offsets it reads are ``entry_abi.py``'s.
+described in ``kernels.py``; the struct offsets it reads are the target's
+``entry_abi()`` (on the CPU, numpy's ndarray and CPython's tuple: ``devices/cpu_abi.py``).
 
 Templates (``spec.py`` defines the semantics, ``interpret.py`` is the oracle):
 
@@ -35,9 +36,9 @@ from functools import partial
 
 import numpy as np
 
-from .entry_abi import FUNCTION_NAME, _abi
 from .rules import _is_float
 from .spec import (
+    FUNCTION_NAME,
     REDUCTIONS,
     KernelSpec,
     _cone_of,
@@ -85,12 +86,18 @@ class _Gen:
     """Emits one variant of one spec with a ``KernelBuilder``."""
 
     def __init__(
-        self, spec: KernelSpec, variant: str, name: str = FUNCTION_NAME, cascade: bool = True
+        self,
+        spec: KernelSpec,
+        variant: str,
+        abi: tuple,
+        name: str = FUNCTION_NAME,
+        cascade: bool = True,
     ):
         from . import builder as B
         from .rules import lowering_rules, reduction_rules
 
         self.B, self.spec, self.variant, self.name = B, spec, variant, name
+        self.abi = abi  # the target's entry_abi(): where the entry finds its arrays
         # Float sums and products of long rows in blocks (ACCUMULATE_BLOCKS): off for
         # the small-call variant, whose whole call is shorter than a block or two.
         self.cascade = cascade
@@ -201,7 +208,7 @@ class _Gen:
     def _arrays(self, args):
         """Data pointers, sizes and byte strides read from the ndarray objects."""
         b, B = self.b, self.B
-        off_data, off_dims, off_strides = _abi()[:3]
+        off_data, off_dims, off_strides = self.abi[:3]
         spec = self.spec
         rank, k = spec.rank, spec.reduce_rank
         self.data = [b.load(b.gep_const(a, off_data), B.PTR) for a in args]
@@ -288,7 +295,7 @@ class _Gen:
         b, B, spec = self.b, self.B, self.spec
         n = self.n_in + self.n_out
         arrays, lo, hi = b.function(self.name, [B.PTR, B.i64, B.i64], ret=B.i32)
-        items = _abi()[3]
+        items = self.abi[3]
         self.objs = [b.load(b.gep_const(arrays, items + 8 * i), B.PTR) for i in range(n)]
         self._arrays(self.objs)
         if spec.rank:

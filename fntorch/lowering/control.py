@@ -16,16 +16,16 @@ import numpy as np
 from ..ops import _prims_control as pc
 
 
-def compile_subgraph(graph, backend: str, *, simplified: bool = False):
-    """``graph`` as a ``Program`` (flat numpy buffers in, a list of buffers out), through
-    the one pipeline; ``simplified``: the passes have already run on it."""
+def compile_subgraph(graph, backend: str, target, *, simplified: bool = False):
+    """``graph`` as a ``Program`` on ``target`` (flat buffers in, a list of buffers out),
+    through the one pipeline; ``simplified``: the passes have already run on it."""
     from .pipeline import compile_graph
 
-    return compile_graph(graph, backend=backend, simplified=simplified)
+    return compile_graph(graph, target, backend=backend, simplified=simplified)
 
 
-def _cond_step(params, backend):
-    progs = [compile_subgraph(g, backend) for g in params["branches"]]
+def _cond_step(params, backend, target):
+    progs = [compile_subgraph(g, backend, target) for g in params["branches"]]
     last = len(progs) - 1
 
     def run(index, *operands):
@@ -35,9 +35,9 @@ def _cond_step(params, backend):
     return run
 
 
-def _while_step(params, backend):
-    cond = compile_subgraph(params["cond_graph"], backend)
-    body = compile_subgraph(params["body_graph"], backend)
+def _while_step(params, backend, target):
+    cond = compile_subgraph(params["cond_graph"], backend, target)
+    body = compile_subgraph(params["body_graph"], backend, target)
     ncc, nbc = params["cond_nconsts"], params["body_nconsts"]
 
     def run(*args):
@@ -50,7 +50,7 @@ def _while_step(params, backend):
     return run
 
 
-def _scan_step(params, backend):
+def _scan_step(params, backend, target):
     from .accumulators import split_accumulators
     from .passes import run_passes
 
@@ -61,7 +61,7 @@ def _scan_step(params, backend):
     accs, kept = [], list(range(nk))
     if split is not None:
         g, accs, kept = split
-    body = compile_subgraph(g, backend, simplified=True)
+    body = compile_subgraph(g, backend, target, simplified=True)
     nk_body = len(kept)
     order = range(n - 1, -1, -1) if params["reverse"] else range(n)
     y_avals = [(a.shape, np.dtype(a.dtype)) for a in g.out_avals[nk_body:]]
@@ -88,6 +88,6 @@ def _scan_step(params, backend):
     return run
 
 
-# primitive -> (params, backend) -> a callable over numpy buffers; its ``programs`` name
-# the compiled sub-programs (for ``Lowered.as_text``)
+# primitive -> (params, backend, target) -> a callable over the target's buffers; its
+# ``programs`` name the compiled sub-programs (for ``Lowered.as_text``)
 control_steps = {pc.cond_p: _cond_step, pc.while_p: _while_step, pc.scan_p: _scan_step}

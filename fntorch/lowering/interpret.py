@@ -110,8 +110,9 @@ class InterpretedKernel:
         return format_spec(self.spec)
 
 
-def compile_kernel(spec: KernelSpec, target: str = "cpu") -> InterpretedKernel:
-    """The interpreter's ``compile_kernel``: no compilation, the spec runs in numpy."""
+def compile_kernel(spec: KernelSpec, target=None) -> InterpretedKernel:
+    """The interpreter's ``compile_kernel``: no compilation, the spec runs in numpy on
+    any target whose buffers are numpy arrays."""
     return InterpretedKernel(spec)
 
 

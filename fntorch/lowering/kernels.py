@@ -1,25 +1,26 @@
-"""The kernel compiler: ``compile_kernel(spec) -> Kernel``, native code for a ``KernelSpec``.
+"""The kernel compiler: ``compile_kernel(spec, target) -> Kernel``, native code for a
+``KernelSpec`` on a target.
 
 A compiled kernel is one exported function
 
-    int32 fntorch_kernel(PyObject *arrays, int64 lo, int64 hi)
+    int32 fntorch_kernel(arrays, int64 lo, int64 hi)
 
-where ``arrays`` is the Python tuple ``(*inputs, *outputs)`` of numpy arrays. It reads
-the tuple's items and each array's data pointer, sizes and byte strides straight from
-the CPython/numpy structs (``PyTupleObject.ob_item``; ``PyArrayObject_fields``: ``data``,
-``dimensions``, ``strides``; the offsets are checked on probe objects at the first
-compile, see ``_abi``), so a call is one ctypes call with three integer arguments and
-no per-array work in Python (``arr.ctypes.data`` alone costs ~1.4 us, LOWERING-NOTES
-§4). ``[lo, hi)`` is the range of the flattened outer index the call covers (``hi < 0``:
-all of it); the thread pool splits that range across the cores. It returns 1, having
-done nothing, when the inputs' innermost strides do not fit the variant it was compiled
-for (see below), else 0. Calls under ``PARALLEL_THRESHOLD`` elements keep the GIL
-(``PYFUNCTYPE``: releasing it costs more than they run); larger ones release it.
+where ``arrays`` is what the target's entry ABI passes (on the CPU, the Python tuple
+``(*inputs, *outputs)`` of numpy arrays, whose data pointers, sizes and strides the
+entry reads straight from the CPython/numpy structs: ``devices/cpu_abi.py``), so a call
+is one call with three integer arguments and no per-array work in Python
+(``arr.ctypes.data`` alone costs ~1.4 us, LOWERING-NOTES §4). ``[lo, hi)`` is the range
+of the flattened outer index the call covers (``hi < 0``: all of it); the target's
+threads split that range. It returns 1, having done nothing, when the inputs' innermost
+strides do not fit the variant it was compiled for (see below), else 0. Calls under
+``PARALLEL_THRESHOLD`` elements keep the GIL (releasing it costs more than they run);
+larger ones release it.
 
 Code generation (the loop nests, variants, narrow floats) is ``codegen.py``; this module
-compiles, caches, loads and calls. Calls below ``PARALLEL_THRESHOLD`` use a variant
-compiled for short loops (``SMALL_TUNING``, see ``cpu.compile_object``); larger ones the
-full O3 pipeline, split across the cores in chunks.
+compiles (through the target), caches, loads and calls. Calls below
+``PARALLEL_THRESHOLD`` use a variant compiled for short loops (``SMALL_TUNING``: the
+target's ``compile_object(ir, small=True)``); larger ones the full O3 pipeline, split
+across the target's threads in chunks.
 
 >>> import numpy as np
 >>> from fntorch.lowering.spec import KernelSpec, KOp
@@ -34,139 +35,32 @@ full O3 pipeline, split across the cores in chunks.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import math
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from . import cache as _cache
 from .codegen import _Gen, _unsupported
-from .entry_abi import FUNCTION_NAME, _abi
-from .spec import REDUCTIONS, KernelSpec
+from .spec import FUNCTION_NAME, REDUCTIONS, KernelSpec
+from .target import Target, default_target
 
-__all__ = ["FUNCTION_NAME", "Kernel", "compile_kernel", "get_num_threads", "set_num_threads"]
+__all__ = ["FUNCTION_NAME", "Kernel", "compile_kernel"]
 # Work (elements x passes) below which a call runs on the calling thread only. Handing
 # a kernel to the pool costs a lock handoff; measured here, 2^19 instead of 2^16 made the
 # W5 MLP step 6% and the W8 scan RNN 9% faster (medians, interleaved A/B), and large
 # kernels (W2-W4: 4M elements) still split across the cores.
 PARALLEL_THRESHOLD = 1 << 19
 # Calls below the threshold run a variant compiled for short loops (O2, no unrolling,
-# interleaving or vectorized epilogue; ``cpu.compile_object``): those multiply the code
+# interleaving or vectorized epilogue; the target's ``compile_object``): those multiply the code
 # LLVM optimizes and emits (W5's kernels: 998 ms of LLVM time with unrolling and
 # interleaving, 407 ms without), and pay off only over long loops. Large calls get the
 # full O3 pipeline. Off: every variant gets the full pipeline.
 SMALL_TUNING = True
-# A large call is cut into this many chunks per thread (see Kernel._large).
-CHUNKS_PER_THREAD = 4
-
-
-# ---------------------------------------------------------------------- threads
-_state = {"threads": None, "pool": None}
-_pool_lock = threading.Lock()
-
-
-def _default_threads() -> int:
-    env = os.environ.get("FNTORCH_NUM_THREADS")
-    if env:
-        try:
-            return max(1, int(env))
-        except ValueError:
-            raise ValueError(
-                f"FNTORCH_NUM_THREADS: expected a positive integer (the threads a large "
-                f"kernel call is split over), got {env!r}"
-            ) from None
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def set_num_threads(n: int) -> None:
-    """Threads a large kernel call is split over (default: the usable cores, or
-    ``$FNTORCH_NUM_THREADS``).
-
-    >>> set_num_threads(1); get_num_threads()
-    1
-    >>> set_num_threads(_default_threads())
-    """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"set_num_threads: expected an int, got {type(n).__name__} ({n!r})")
-    if n < 1:
-        raise ValueError(f"set_num_threads: expected a positive count, got {n}")
-    _state["threads"] = int(n)
-
-
-def get_num_threads() -> int:
-    """The thread count kernel calls use (see ``set_num_threads``)."""
-    if _state["threads"] is None:
-        _state["threads"] = _default_threads()
-    return _state["threads"]
-
-
-def _pool(n_workers: int) -> ThreadPoolExecutor:
-    with _pool_lock:
-        p = _state["pool"]
-        if p is None or p._max_workers < n_workers:  # grows, never shrinks
-            p = _state["pool"] = ThreadPoolExecutor(n_workers, "fntorch-kernel")
-        return p
-
-
-def run_split(fn, key: int, outer: int, parts: int) -> None:
-    """Calls ``fn(key, lo, hi)`` over ``[0, outer)`` on ``parts`` threads (this one and
-    ``parts - 1`` of the pool); ``fn`` must release the GIL.
-
-    The range is cut into ``CHUNKS_PER_THREAD`` chunks per thread, claimed from a shared
-    iterator (atomic under the GIL), rather than one fixed part per thread: on a shared
-    machine one core often runs late (a worker woken from sleep, a neighbour's thread on
-    its core), and a fixed split makes the whole call wait for it; with chunks the other
-    thread takes up the slack.
-
-    >>> done = []
-    >>> run_split(lambda key, lo, hi: done.append((lo, hi)), 0, 10, 2)
-    >>> sorted(done)[:3]
-    [(0, 1), (1, 2), (2, 3)]
-    """
-    n = min(outer, parts * CHUNKS_PER_THREAD)
-    bounds = [outer * i // n for i in range(n + 1)]
-    chunks = iter(range(n))
-
-    def work():
-        for c in chunks:
-            fn(key, bounds[c], bounds[c + 1])
-
-    pool = _pool(parts - 1)
-    futures = [pool.submit(work) for _ in range(parts - 1)]
-    work()  # the caller's thread takes chunks too
-    for f in futures:
-        f.result()
 
 
 # ------------------------------------------------------------------------ Kernel
-_SIG = (ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-_HOLD, _RELEASE = ctypes.PYFUNCTYPE(*_SIG), ctypes.CFUNCTYPE(*_SIG)
-
-
-def callables(addr: int):
-    """``(hold, release)``: the compiled function at ``addr`` (kernels' and templates'
-    ``int32 f(arrays, lo, hi)``) called keeping the GIL, and releasing it. Small calls
-    keep it (releasing it costs more than they run); large ones release it, so other
-    Python threads and the pool's workers run meanwhile.
-
-    >>> from fntorch.lowering import cpu
-    >>> obj = cpu.compile_object("define i32 @fntorch_doc_sum(ptr %a, i64 %lo, i64 %hi) {\\n"
-    ...                          "  %s = add i64 %lo, %hi\\n  %t = trunc i64 %s to i32\\n"
-    ...                          "  ret i32 %t\\n}\\n")
-    >>> hold, release = callables(cpu.load(obj, "fntorch_doc_sum"))
-    >>> hold(0, 2, 3), release(0, 2, 3)
-    (5, 5)
-    """
-    return _HOLD(addr), _RELEASE(addr)
-
-
 def _variant_of(inputs, rank: int) -> str:
     """One letter per input: its innermost stride is contiguous, 0, or general."""
     if rank == 0:
@@ -192,11 +86,8 @@ class Kernel:
     dtypes are the caller's contract (``check=True`` verifies them, for debugging).
     """
 
-    def __init__(self, spec: KernelSpec, target: str = "cpu"):
-        if target != "cpu":
-            raise NotImplementedError(
-                f"compile_kernel: target {target!r} is not supported yet; use 'cpu'"
-            )
+    def __init__(self, spec: KernelSpec, target: Target | None = None):
+        target = target or default_target()
         for op in spec.ops:
             if op.prim not in _known():
                 raise _unsupported(op.prim)
@@ -219,13 +110,14 @@ class Kernel:
     # ----------------------------------------------------------- compiling
     def _cache_key(self, variant: str, small: bool = False) -> str:
         tuning = "|small" if small and SMALL_TUNING else ""
-        return f"{self.spec.key()}|variant={variant}{tuning}|abi={_abi()}"
+        return f"{self.spec.key()}|variant={variant}{tuning}|abi={self.target.entry_abi()}"
 
     def module(self, variant: str | None = None, name: str = FUNCTION_NAME, small: bool = False):
         """The xDSL module of ``variant`` (default: every input contiguous), its function
         called ``name``; ``small``: the variant for calls below ``PARALLEL_THRESHOLD``."""
         variant = variant or "c" * len(self.spec.input_dtypes)
-        return _Gen(self.spec, variant, name, cascade=not small).build().module
+        abi = self.target.entry_abi()
+        return _Gen(self.spec, variant, abi, name, cascade=not small).build().module
 
     def _compile(self, variant: str, small: bool):
         small = small and SMALL_TUNING
@@ -235,13 +127,13 @@ class Kernel:
                 return fns
 
             def build(name: str) -> bytes:
-                from . import cpu
                 from .emit import emit_module
 
                 mod = self.module(variant, name, small)
-                return cpu.compile_object(str(emit_module(mod)), small=small)
+                return self.target.compile_object(str(emit_module(mod)), small=small)
 
-            fns = callables(_cache.load_or_build(self._cache_key(variant, small), build))
+            key = self._cache_key(variant, small)
+            fns = self.target.callables(_cache.load_or_build(key, build, self.target))
             self._fns[(variant, small)] = fns
             return fns
 
@@ -287,10 +179,10 @@ class Kernel:
         >>> f32 = np.dtype("float32")
         >>> k = Kernel(KernelSpec(1, 0, (f32,), (KOp("neg", (("in", 0),), (), f32),),
         ...                       (("op", 0),), (False,)))
-        >>> k.splits(1000), k.splits(1 << 22) == (get_num_threads() > 1)
+        >>> k.splits(1000), k.splits(1 << 22) == (k.target.num_threads() > 1)
         (False, True)
         """
-        return not self._small(size) and get_num_threads() > 1
+        return not self._small(size) and self.target.num_threads() > 1
 
     def _small(self, size: int) -> bool:
         """Whether a call over ``size`` elements keeps the GIL, on the calling thread
@@ -307,14 +199,14 @@ class Kernel:
         release = self._release
         if release is None or release(id(arrays), 0, 0):  # an empty range: the check only
             release = self._switch(arrays, False)
-        threads = get_num_threads()
+        threads = self.target.num_threads()
         shape = arrays[self._src].shape
         outer = math.prod(shape[: self._split_dims])
         parts = min(threads, outer)
         if parts < 2:
             release(id(arrays), 0, -1)
             return
-        run_split(release, id(arrays), outer, parts)
+        self.target.run_split(release, id(arrays), outer, parts)
 
     def _check(self, inputs, outputs) -> None:
         spec = self.spec
@@ -349,8 +241,9 @@ def _known() -> frozenset:
 _kernels = _cache.kernels  # the one in-memory cache (tests clear it by this name)
 
 
-def compile_kernel(spec: KernelSpec, target: str = "cpu") -> Kernel:
-    """The compiled kernel of ``spec`` for ``target`` (memoized in memory and on disk).
+def compile_kernel(spec: KernelSpec, target: Target | None = None) -> Kernel:
+    """The compiled kernel of ``spec`` for ``target`` (default: the host's; memoized in
+    memory and on disk).
 
     Each variant (the inputs' innermost strides: contiguous, broadcast or general) is
     compiled by the first call that needs it, so a kernel only ever called with a
@@ -365,4 +258,5 @@ def compile_kernel(spec: KernelSpec, target: str = "cpu") -> Kernel:
     >>> compile_kernel(spec)([np.ones((2, 3), f32)], [out]); out.tolist()
     [3.0, 3.0]
     """
+    target = target or default_target()
     return _cache.memoized(("fused", spec.key(), target), lambda: Kernel(spec, target))

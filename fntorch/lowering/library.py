@@ -2,9 +2,10 @@
 
 ``LibrarySteps`` is the part of ``program._Builder`` that turns a fusion ``LibraryStep``
 into a step over frame slots: a matrix product as one BLAS call (``blas``; a column sum
-as a BLAS product with ones), a primitive with a template kernel as that kernel
-(``templates.py``), control flow as loops over compiled sub-programs (``control.py``),
-and every other primitive as a call of its eager impl on the host device's buffers.
+as a BLAS product with ones; the target's ``products()`` run them), a primitive with a
+template kernel as that kernel (``templates.py``), control flow as loops over compiled
+sub-programs (``control.py``), and every other primitive as a call of the target's
+eager impl.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from functools import partial
 import numpy as np
 
 from ..fx import dtypes as dt
-from ..fx.device import host_device
 from .control import control_steps
 from .fusion import LibraryStep, TemplateStep, is_column_sum
 from .steps import (
@@ -53,9 +53,9 @@ class LibrarySteps:
         ins = [self.use(self.value(u)) for u in e.inputs]
         control = control_steps.get(e.primitive)
         if control is not None:  # a loop or branch over compiled sub-programs
-            fn = control(e.params, self.backend)
+            fn = control(e.params, self.backend, self.target)
         else:
-            fn = partial(host_device().impls[e.primitive], **e.params)
+            fn = partial(self.target.impls[e.primitive], **e.params)
         multi = e.primitive.multiple_results
         if not multi and not e.outputs[0].aval.shape:
             # numpy returns a scalar for a full reduction; kernels read ndarray structs
@@ -89,7 +89,7 @@ class LibrarySteps:
                 raise
             return False
         ins = [self.use(i) for i in ins]
-        template = compile_template(st.spec)
+        template = compile_template(st.spec, self.target)
         kern = template.bind(e.params)
         self.listing.append((f"{e.primitive.name} (template)", template))
         out = e.outputs[0]
@@ -147,7 +147,7 @@ class LibrarySteps:
         return True
 
     def _blas(self, a, b, out, o_shape, dtype):
-        """``out = a @ b`` (slots) through numpy's matmul, seen as ``out``'s shape."""
+        """``out = a @ b`` (slots) through the target's products, seen as ``out``'s shape."""
         if out.id in self.escapes:
             slot = self.fresh_slot(o_shape, dtype)
             self.steps.append(

@@ -1,7 +1,8 @@
 """The one compile pipeline: a graph -> passes -> fusion plan -> program.
 
-``jit`` (on a cache miss, and for ``.lower()``) and the compiled control-flow steps
-(their branches and loop bodies, ``control.py``) all compile through ``compile_graph``;
+``jit`` (on a cache miss, and for ``.lower()``, with the target of its inputs' device)
+and the compiled control-flow steps (their branches and loop bodies, ``control.py``,
+with their program's target) all compile through ``compile_graph``;
 ``plan_graph`` is its first half, for a caller that only needs the plan.
 
 >>> import fntorch as ft
@@ -34,9 +35,12 @@ def plan_graph(graph: Graph, *, simplified: bool = False):
     return partition(graph)
 
 
-def compile_graph(graph: Graph, *, donated=(), backend: str = "auto", simplified=False):
-    """``graph`` (flat inputs to flat outputs) as a ``Program`` over numpy buffers; the
-    program keeps its plan (``.plan``, whose ``.graph`` is the simplified graph).
+def compile_graph(
+    graph: Graph, target=None, *, donated=(), backend: str = "auto", simplified=False
+):
+    """``graph`` (flat inputs to flat outputs) as a ``Program`` over ``target``'s buffers
+    (a ``target.Target``; default: the host's, the CPU); the program keeps its plan
+    (``.plan``, whose ``.graph`` is the simplified graph).
 
     >>> import fntorch as ft
     >>> import numpy as np
@@ -47,4 +51,4 @@ def compile_graph(graph: Graph, *, donated=(), backend: str = "auto", simplified
     from .program import build_program
 
     plan = plan_graph(graph, simplified=simplified)
-    return build_program(plan, donated=donated, backend=backend)
+    return build_program(plan, target, donated=donated, backend=backend)

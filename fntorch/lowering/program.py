@@ -40,9 +40,7 @@ from functools import partial
 import numpy as np
 
 from ..fx.core import Tensor
-from ..fx.device import host_device
 from ..fx.graph import Literal, Var
-from . import blas
 from .fusion import KernelStep, Plan
 from .library import LibrarySteps
 from .spec import stash_plan
@@ -56,6 +54,7 @@ from .steps import (
     _unary_step,
     _view_step,
 )
+from .target import Target, default_target
 
 
 def _backend(name: str):
@@ -73,10 +72,11 @@ def _backend(name: str):
     return compile_kernel
 
 
-def get_kernel(spec, backend: str = "auto"):
-    """The compiled kernel of ``spec`` for ``backend`` (the compiler memoizes its kernels
-    in the one in-memory cache, ``cache.kernels``; the interpreter's cost nothing to make)."""
-    return _backend(backend)(spec, target="cpu")
+def get_kernel(spec, backend: str = "auto", target: Target | None = None):
+    """The compiled kernel of ``spec`` for ``backend`` on ``target`` (the compiler memoizes
+    its kernels in the one in-memory cache, ``cache.kernels``; the interpreter's cost
+    nothing to make)."""
+    return _backend(backend)(spec, target=target)
 
 
 def _flat_size(st: KernelStep, shape, ident, layouts) -> int | None:
@@ -131,21 +131,34 @@ class Program:
     """A compiled graph: ``program(*flat_input_buffers) -> list of output buffers``."""
 
     def __init__(
-        self, n_inputs, proto, setup, steps, out_slots, kernels, plan, products, listing=()
+        self,
+        n_inputs,
+        proto,
+        setup,
+        steps,
+        out_slots,
+        kernels,
+        plan,
+        products,
+        listing=(),
+        adopt=None,
     ):
         self.n_inputs = n_inputs
         self._proto = proto  # frame template after the inputs: constants filled in
         self._setup = setup  # per-frame work: preallocation and views of it
         self._steps = steps
         self._out_slots = out_slots
-        self._get_outputs = (
+        get = (
             (lambda env: [env[out_slots[0]]]) if len(out_slots) == 1
             else (lambda env: list(operator.itemgetter(*out_slots)(env))) if out_slots
             else (lambda env: [])
         )  # fmt: skip
+        if adopt is not None:  # the target's outputs are its own buffers, not host arrays
+            get = _adopting(get, adopt)
+        self._get_outputs = get
         self.kernels = kernels
         self.plan = plan
-        self.products = products  # blas.Products: how the matrix products run
+        self.products = products  # the target's products(): how matrix products run
         # (label, compiled kernel or sub-program) in step order: what ``as_text`` prints
         self.listing = list(listing)
         self._pool: list = []
@@ -172,12 +185,20 @@ class Program:
         return len(self._steps)
 
 
+def _adopting(get, adopt):
+    def get_adopted(env):
+        return [adopt(b) for b in get(env)]
+
+    return get_adopted
+
+
 class _Builder(LibrarySteps):
-    def __init__(self, plan: Plan, donated, backend):
+    def __init__(self, plan: Plan, donated, backend, target: Target):
         self.plan = plan
         g = plan.graph
         self.graph = g
         self.backend = backend
+        self.target = target
         self.n_in = len(g.invars)
         self.slot: dict[int, int] = {}
         self.kind: list[int] = []
@@ -189,7 +210,7 @@ class _Builder(LibrarySteps):
         self.prologue: list = []
         self.kernels: list = []
         self.listing: list = []
-        self.products = blas.Products()
+        self.products = target.products()
         for i, v in enumerate(g.invars):
             self.slot[v.id] = i
             self.kind.append(DYN)
@@ -342,7 +363,7 @@ class _Builder(LibrarySteps):
             s = self.const_slot(c._value if isinstance(c, Tensor) else np.asarray(c))
         elif v.id in self.plan.views:
             e = self.plan.views[v.id]
-            fn = partial(host_device().impls[e.primitive], **e.params)
+            fn = partial(self.target.impls[e.primitive], **e.params)
             if e.inputs:
                 src = self.value(e.inputs[0])
                 self._layout_of(src, e.inputs[0])
@@ -362,7 +383,7 @@ class _Builder(LibrarySteps):
         srcs = [self.value(u) for u in st.inputs]
         src_layouts = [self._layout_of(src, u) for src, u in zip(srcs, st.inputs)]
         flat = _flat_size(st, shape, ident, src_layouts)
-        kern = get_kernel(st.spec._replace(rank=1) if flat else st.spec, self.backend)
+        kern = get_kernel(st.spec._replace(rank=1) if flat else st.spec, self.backend, self.target)
         self.kernels.append(kern)
         self.listing.append((" ".join(e.primitive.name for e in st.eqns), kern))
         splits = getattr(kern, "splits", None)  # optional, like prepare: else one thread
@@ -454,6 +475,7 @@ class _Builder(LibrarySteps):
             self.plan,
             self.products,
             self.listing,
+            self.target.adopt,
         )
 
 
@@ -468,8 +490,10 @@ def _prepare_all(pairs) -> None:
         k.prepare(v, small)
 
 
-def build_program(plan: Plan, *, donated=(), backend: str = "auto") -> Program:
-    """The ``Program`` running ``plan``; ``donated``: flat input positions whose buffers
-    outputs may reuse; ``backend``: ``"auto"`` (the kernel compiler when importable),
-    ``"compiled"`` or ``"interpret"``."""
-    return _Builder(plan, donated, backend).build()
+def build_program(
+    plan: Plan, target: Target | None = None, *, donated=(), backend: str = "auto"
+) -> Program:
+    """The ``Program`` running ``plan`` on ``target`` (default: the host's); ``donated``:
+    flat input positions whose buffers outputs may reuse; ``backend``: ``"auto"`` (the
+    kernel compiler when importable), ``"compiled"`` or ``"interpret"``."""
+    return _Builder(plan, donated, backend, target or default_target()).build()

@@ -1,8 +1,8 @@
 """Kernel specs: the target-neutral description of one fused kernel.
 
 The fusion pass (``fusion.py``) turns groups of graph equations into ``KernelSpec``s;
-the kernel compiler (``kernels.py`` with ``builder.py``, ``mathlib.py``, ``emit.py``,
-``cpu.py``) turns a spec into native code. A spec holds no sizes and no strides: those
+the kernel compiler (``kernels.py`` with ``builder.py``, ``mathlib.py``, ``emit.py``, and
+a target's ``compile_object``) turns a spec into native code. A spec holds no sizes and no strides: those
 are run-time arguments, so one compiled kernel serves every shape of its rank and every
 layout of its inputs (broadcasts, transposes, slices and reversals are strides and
 offsets, not copies).
@@ -55,6 +55,10 @@ REDUCTIONS = frozenset(
         "argmin",
     }
 )
+
+# The name of the one function every compiled kernel exports (its entry: see
+# ``target.Target.entry_abi``).
+FUNCTION_NAME = "fntorch_kernel"
 
 
 class KOp(NamedTuple):

@@ -50,9 +50,10 @@ import numpy as np
 
 from . import cache as _cache
 from .codegen import _Gen
-from .entry_abi import FUNCTION_NAME, _abi
-from .kernels import PARALLEL_THRESHOLD, callables, get_num_threads, run_split
+from .kernels import PARALLEL_THRESHOLD
+from .spec import FUNCTION_NAME
 from .spec_special import GatherSpec, ScanSpec, ScatterSpec, WindowSpec
+from .target import Target, default_target
 
 
 def _is_float(dtype) -> bool:
@@ -86,11 +87,12 @@ class _TGen:
     _product = _Gen._product
     _offset = _Gen._offset
 
-    def __init__(self, spec, name: str = FUNCTION_NAME):
+    def __init__(self, spec, abi: tuple, name: str = FUNCTION_NAME):
         from . import builder as B
         from .rules import lowering_rules
 
         self.B, self.spec, self.rules, self.name = B, spec, lowering_rules, name
+        self.abi = abi  # the target's entry_abi()
         self.b = B.KernelBuilder()
 
     # ------------------------------------------------------------ prologue
@@ -99,7 +101,7 @@ class _TGen:
         (``ranks[i]`` dims each); returns ``(lo, hi)``."""
         b, B = self.b, self.B
         arrays, lo, hi = b.function(self.name, [B.PTR, B.i64, B.i64], ret=B.i32)
-        off_data, off_dims, off_strides, items = _abi()
+        off_data, off_dims, off_strides, items = self.abi
         objs = [b.load(b.gep_const(arrays, items + 8 * i), B.PTR) for i in range(len(ranks))]
         self.data = [b.load(b.gep_const(o, off_data), B.PTR) for o in objs]
         self.sizes, self.strides = [], []
@@ -397,26 +399,21 @@ class TemplateKernel:
     """A compiled template spec. ``bind(params)`` gives ``kernel(inputs, outputs)``;
     ``run(arrays, outer, work)`` is the raw call on the arrays the template reads."""
 
-    def __init__(self, spec, target: str = "cpu"):
-        if target != "cpu":
-            raise NotImplementedError(
-                f"compile_template: target {target!r} is not supported yet; use 'cpu'"
-            )
+    def __init__(self, spec, target: Target | None = None):
         self.spec = spec
-        self.target = target
-        key = f"{spec.key()}|abi={_abi()}"
+        self.target = target = target or default_target()
+        key = f"{spec.key()}|abi={target.entry_abi()}"
 
         def build(name: str) -> bytes:
-            from . import cpu
             from .emit import emit_module
 
-            return cpu.compile_object(str(emit_module(self.module(name))))
+            return target.compile_object(str(emit_module(self.module(name))))
 
-        self._hold, self._release = callables(_cache.load_or_build(key, build))
+        self._hold, self._release = target.callables(_cache.load_or_build(key, build, target))
 
     def module(self, name: str = FUNCTION_NAME):
         """The kernel's xDSL module (``llvm`` dialect), its function called ``name``."""
-        return _TGen(self.spec, name).build().module
+        return _TGen(self.spec, self.target.entry_abi(), name).build().module
 
     def as_text(self) -> str:
         """The kernel's xDSL IR, as xDSL prints it."""
@@ -425,12 +422,12 @@ class TemplateKernel:
     def run(self, arrays: tuple, outer: int, work: int, parallel: bool = True) -> None:
         """Calls the kernel on ``arrays``; splits ``[0, outer)`` across the threads when
         ``work`` (elements touched) is large and ``parallel``."""
-        threads = get_num_threads()
+        threads = self.target.num_threads()
         if not parallel or work < PARALLEL_THRESHOLD or threads < 2 or outer < 2:
             fn = self._hold if work < PARALLEL_THRESHOLD else self._release
             fn(id(arrays), 0, -1)
             return
-        run_split(self._release, id(arrays), outer, min(threads, outer))
+        self.target.run_split(self._release, id(arrays), outer, min(threads, outer))
 
     def bind(self, params: dict):
         """``kernel(inputs, outputs)`` for a primitive with these ``params``.
@@ -475,12 +472,11 @@ def _front(x, axes):
     return np.moveaxis(x, axes, tuple(range(k)))
 
 
-def _gather_fallback(inputs, outputs, axes):
-    """The numpy impl, for an empty indexed axis (nothing to clamp into: it raises)."""
-    from ..fx.device import host_device
+def _gather_fallback(inputs, outputs, axes, impls):
+    """The target's impl, for an empty indexed axis (nothing to clamp into: it raises)."""
     from ..ops._prims_indexing import gather_p
 
-    outputs[0][...] = host_device().impls[gather_p](*inputs, axes=axes)
+    outputs[0][...] = impls[gather_p](*inputs, axes=axes)
 
 
 class _BoundGather(_Bound):
@@ -490,7 +486,7 @@ class _BoundGather(_Bound):
         if out.size == 0:
             return
         if x.size == 0:  # nothing to clamp into: numpy says why
-            _gather_fallback(inputs, outputs, self.axes)
+            _gather_fallback(inputs, outputs, self.axes, self.kernel.target.impls)
             return
         batch = out.shape[: self.kernel.spec.batch_rank]
         arrays = (_front(x, self.axes), *[_to(i, batch) for i in idx], out)
@@ -549,7 +545,7 @@ class _BoundWindow(_Bound):
         self.kernel.run(arrays, math.prod(out.shape[:-1]), out.size * taps)
 
 
-def compile_template(spec, target: str = "cpu") -> TemplateKernel:
+def compile_template(spec, target: Target | None = None) -> TemplateKernel:
     """The compiled ``TemplateKernel`` of a ``spec_special`` spec (memoized in memory
     and on disk, like ``kernels.compile_kernel``).
 
@@ -562,10 +558,11 @@ def compile_template(spec, target: str = "cpu") -> TemplateKernel:
     >>> out.tolist()
     [1.0, 3.0]
     """
+    target = target or default_target()
     return _cache.memoized(("template", spec.key(), target), lambda: TemplateKernel(spec, target))
 
 
-def template_kernel(prim: str, in_avals, params: dict, target: str = "cpu"):
+def template_kernel(prim: str, in_avals, params: dict, target: Target | None = None):
     """``kernel(inputs, outputs)`` computing primitive ``prim`` (by name) on operands of
     ``in_avals``, or None when no template supports it (the caller keeps the numpy impl).
 

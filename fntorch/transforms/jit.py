@@ -52,10 +52,12 @@ from ..fx.core import (
     _new_tensor,
     current_trace,
     device_of_buffer,
+    get_default_device,
+    host_device,
 )
 from ._args import _as_tensor
 from .jit_config import Config, config  # noqa: F401
-from .jit_lowered import Compiled, Lowered, _aval_str, _EagerProgram  # noqa: F401
+from .jit_lowered import Compiled, Lowered, _aval_str  # noqa: F401
 from .staging import _path_str, stage
 
 __all__ = ["jit", "config"]
@@ -133,7 +135,7 @@ class _Entry:
         "trace_s",
         "compile_s",
         "first_run_s",  # the first call's run: kernels compile their variants there
-        "eager",
+        "device",  # the device the program runs on (its target compiled it)
         "single",
     )
 
@@ -282,8 +284,10 @@ class JitFunction:
         """(key, flat buffers, leaves, split) or None when a leaf is a tracer.
 
         Fast path, for positional CPU tensors only: the key's structure part is the
-        argument count, and optree is not called."""
-        if not kwargs and not self._static_nums:
+        argument count, and optree is not called. A key gets a fourth part, the default
+        device, when no leaf is a tensor and that device is not the host's: the program
+        is compiled for it."""
+        if args and not kwargs and not self._static_nums:
             sig = []
             for a in args:
                 if type(a) is not Tensor:
@@ -337,7 +341,12 @@ class JitFunction:
                 sig.append((v.shape, v.dtype, device_of_buffer(v)))
         if not kwargs and not static_key and treedef == _flat_structure(len(args)):
             treedef = len(args)  # the fast path's key for the same structure: one entry
-        return (treedef, tuple(sig), static_key), bufs, leaves, (dyn, dyn_kwargs, pos)
+        key = (treedef, tuple(sig), static_key)
+        if all(len(s) > 2 and s[2] is True for s in sig):  # no leaf says where to run
+            default = get_default_device()
+            if default is not host_device():
+                key += (default,)
+        return key, bufs, leaves, (dyn, dyn_kwargs, pos)
 
     # -------------------------------------------------------------------- calls
 
@@ -401,35 +410,57 @@ class JitFunction:
         self.stats["traces"] += 1
         t1 = time.perf_counter()
         donate_flat = self._donated_leaves(dyn, pos)
-        from ..lowering import compile_graph, plan_graph
+        from ..lowering import compile_graph
 
-        # A leaf's key is (shape, dtype), plus True for a weakly typed Python scalar or
-        # the device of a buffer on another device (no compiled program there yet).
-        eager = any(len(s) > 2 and s[2] is not True for s in key[1])
-        if eager:
-            plan = plan_graph(graph)
-            program = _EagerProgram(plan.graph)
-        else:
-            program = compile_graph(graph, donated=donate_flat, backend=config.kernel_backend)
-            plan = program.plan
+        device = self._device(key, names)
+        if device.target is None:
+            raise RuntimeError(
+                f"jit({self._name}): device {device} has no compiler (its Device.target is "
+                "None); call the function without jit, or move its arguments to a device "
+                "that has one"
+            )
+        program = compile_graph(
+            graph, device.target, donated=donate_flat, backend=config.kernel_backend
+        )
+        plan = program.plan
         g = plan.graph
         entry = _Entry(
             program=program,
             out_tree=out_tree,
             graph=g,
             plan=plan,
-            donate_flat=tuple(donate_flat) if not eager else (),
+            donate_flat=tuple(donate_flat),
             key=key,
             names=names,
             trace_s=t1 - t0,
             compile_s=time.perf_counter() - t1,
             first_run_s=0.0,
-            eager=eager,
+            device=device,
             single=out_tree.is_leaf(),
         )
         self._cache[key] = entry
         self._last_key = key
         return entry
+
+    def _device(self, key, names):
+        """The one device the leaves of ``key`` are on (a leaf's key is (shape, dtype) on
+        the CPU, (shape, dtype, True) for a Python scalar, of no device, else (shape,
+        dtype, device)); with none, the key's default device or the host."""
+        found: dict = {}
+        for name, s in zip(names, key[1]):
+            if len(s) == 2:
+                found.setdefault(host_device(), name)
+            elif s[2] is not True:
+                found.setdefault(s[2], name)
+        if len(found) > 1:
+            (a, x), (b, y) = list(found.items())[:2]
+            raise ValueError(
+                f"jit({self._name}): arguments are on different devices ({a} and {b}): "
+                f"{x} is on {a} and {y} is on {b}; move them to one device first (Tensor.to)"
+            )
+        if found:
+            return next(iter(found))
+        return key[3] if len(key) > 3 else host_device()
 
     def _trace(self, key, args, kwargs, split, names):
         dyn, dyn_kwargs, pos = split
@@ -512,6 +543,9 @@ class JitFunction:
                 a = repr(old[w][1]) if w in old else "(absent)"
                 b = repr(new[w][1]) if w in new else "(absent)"
                 reasons.append(f"static argument {self._arg_name(w)}: {a} -> {b}")
+        old_dev, new_dev = (k[3] if len(k) > 3 else host_device() for k in (last, key))
+        if old_dev is not new_dev:
+            reasons.append(f"default device: {old_dev} -> {new_dev}")
         return "; ".join(reasons) or "the cache was cleared"
 
     # ------------------------------------------------------------------ public

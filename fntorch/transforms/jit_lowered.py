@@ -1,6 +1,5 @@
 """What ``ft.jit(f).lower(*args)`` gives: ``Lowered`` (the graph, the fusion plan, the
-kernels' IR) and its ``compile()``, ``Compiled``; ``_EagerProgram``, the program of a
-signature on a device without compiled programs yet; and ``_aval_str``, how a jit
+kernels' IR) and its ``compile()``, ``Compiled``; and ``_aval_str``, how a jit
 signature's leaf is written in messages.
 """
 
@@ -8,10 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..fx.core import ShapedArray, Tensor, _new_tensor
-from ..fx.graph import eval_graph
+from ..fx.core import ShapedArray
 
 if TYPE_CHECKING:
     from .jit import JitFunction, _Entry
@@ -24,20 +20,6 @@ def _aval_str(sig) -> str:
     elif len(sig) > 2 and sig[2] is not False:
         s += f"@{sig[2]}"
     return s
-
-
-class _EagerProgram:
-    """Runs the simplified graph eagerly (devices without compiled programs yet)."""
-
-    def __init__(self, graph):
-        self.graph = graph
-        self.kernels = []
-
-    def __call__(self, *bufs):
-        outs = eval_graph(self.graph, *[_new_tensor(b) for b in bufs])
-        vals = [o._value if isinstance(o, Tensor) else o for o in outs]
-        # A literal output (or an op on literals) comes back as a scalar, not a buffer.
-        return [np.asarray(v) if isinstance(v, (np.generic, bool, int, float)) else v for v in vals]
 
 
 class Lowered:

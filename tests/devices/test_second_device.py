@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import fntorch as ft
 from fntorch.devices import cpu_impls
+from fntorch.devices.cpu_target import CpuTarget
 from fntorch.fx.core import Tensor
 from fntorch.fx.device import Device, ImplTable, register_device, unregister_device
 from tests.cases import all_cases
@@ -45,9 +46,12 @@ def _on_fake(impl):
 @pytest.fixture(scope="module")
 def fake():
     impls = ImplTable({p: _on_fake(f) for p, f in cpu_impls.items()})
+    # Its kernels are the CPU compiler's (its buffers are numpy arrays underneath); its
+    # library steps call its own impls, and its programs' outputs become its buffers.
+    target = CpuTarget(impls, adopt=_to_fake, name="fake")
+    put = lambda a: _to_fake(np.array(a, copy=True))  # noqa: E731
     dev = register_device(
-        Device("fake", 0, impls, lambda a: _to_fake(np.array(a, copy=True)), _to_plain),
-        buffer_types=(_FakeBuffer,),
+        Device("fake", 0, impls, put, _to_plain, target), buffer_types=(_FakeBuffer,)
     )
     yield dev
     unregister_device(dev)
@@ -175,3 +179,55 @@ def test_basic_indexing_on_the_second_device(fake):
     ]:
         assert got.device is fake
         _same(got, want)
+
+
+def test_jit_compiles_for_the_second_device(fake):
+    from fntorch.lowering import Program
+
+    def step(w, x):  # kernels, a BLAS product, a library step (sort), a scan, a reduction
+        h = ft.tanh(x @ w) * 2.0 + 1.0
+        c = ft.scan(lambda carry, r: (carry + r, carry * r), ft.zeros(h.shape[1:]), h)
+        return ft.sort(h, axis=-1), c[0].sum(), ft.grad(lambda w: ft.sum((x @ w) ** 2))(w)
+
+    w, x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2), np.ones((4, 3), np.float32)
+    f = ft.jit(step)
+    got = f(_put(fake, w), _put(fake, x))
+    want = step(ft.asarray(w), ft.asarray(x))
+    for g, e in zip(got, want):
+        assert g.device is fake
+        np.testing.assert_allclose(np.asarray(g.to("cpu")), np.asarray(e), rtol=1e-6)
+    entry = f.lower(_put(fake, w), _put(fake, x))._entry
+    assert entry.device is fake and isinstance(entry.program, Program)
+    assert entry.program.kernels  # compiled, not run eagerly
+    assert all(k.target is fake.target for k in entry.program.kernels)
+    # the CPU signature is another entry, compiled for the CPU
+    f(ft.asarray(w), ft.asarray(x))
+    assert f.lower(ft.asarray(w), ft.asarray(x))._entry.device is ft.device("cpu")
+
+
+def test_jit_of_no_arguments_compiles_for_the_default_device(fake):
+    f = ft.jit(lambda: ft.arange(3.0) * 2.0)
+    with ft.default_device(fake):
+        got = f()
+    assert got.device is fake
+    _same(got, [0.0, 2.0, 4.0])
+    assert f().device is ft.device("cpu")  # another key, another program
+    assert f.stats["traces"] == 2
+
+
+def test_jit_refuses_arguments_on_two_devices_naming_them(fake):
+    f = ft.jit(lambda a, b: a + b)
+    with pytest.raises(ValueError, match=r"jit\(<lambda>\).*different devices.*b is on cpu"):
+        f(_put(fake, [1.0]), ft.ones(1))
+
+
+def test_jit_on_a_device_without_a_compiler_says_so():
+    impls = ImplTable(cpu_impls)
+    dev = register_device(Device("bare", 0, impls, _to_fake, _to_plain), (_FakeBuffer,))
+    try:
+        x = ft.asarray(np.ones(2, np.float32), device=dev)
+        assert (x * 2.0).device is dev  # eager works
+        with pytest.raises(RuntimeError, match=r"jit\(<lambda>\): device bare:0 has no compiler"):
+            ft.jit(lambda v: v * 2.0)(x)
+    finally:
+        unregister_device(dev)

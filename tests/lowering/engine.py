@@ -3,7 +3,7 @@ names (the process's shared engine keeps kernels, named by their digests)."""
 
 import llvmlite.binding as llvm
 
-from fntorch.lowering import cpu
+from fntorch.devices import cpu_llvm as cpu
 
 
 class Loaded:

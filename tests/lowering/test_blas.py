@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fntorch as ft
-from fntorch.lowering import blas
+from fntorch.devices import cpu_blas as blas
 
 openblas = pytest.mark.skipif(blas._openblas() is None, reason="numpy's BLAS is not OpenBLAS")
 

@@ -6,7 +6,7 @@ import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
-from fntorch.lowering import cpu
+from fntorch.devices import cpu_llvm as cpu
 from fntorch.lowering.builder import (
     PTR,
     REDUCE_FLAGS,

@@ -130,7 +130,7 @@ def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
 
 
 def test_one_engine_holds_every_kernel_under_its_own_name(fresh):
-    from fntorch.lowering import cpu
+    from fntorch.devices import cpu_llvm as cpu
 
     kerns = [K.compile_kernel(_spec(c)) for c in (11.0, 13.0)]
     for k, c in zip(kerns, (11.0, 13.0)):
@@ -140,14 +140,14 @@ def test_one_engine_holds_every_kernel_under_its_own_name(fresh):
     assert all(n.startswith("fntorch_") for n in names)
     # The same object read again (another process's entry, a cleared memory level) is
     # not added twice: the address is the one already loaded.
-    dig = cache.digest(kerns[0]._cache_key("c", True))
+    dig = cache.digest(kerns[0]._cache_key("c", True), kerns[0].target)
     addr = cpu._engine()._loaded[cache.symbol(dig)]
     cache.clear_memory()
-    assert cache.load_or_build(kerns[0]._cache_key("c", True), None) == addr
+    assert cache.load_or_build(kerns[0]._cache_key("c", True), None, kerns[0].target) == addr
 
 
 def test_an_object_without_the_function_is_refused(fresh):
-    from fntorch.lowering import cpu
+    from fntorch.devices import cpu_llvm as cpu
 
     obj = cpu.compile_object("define i32 @other() {\n  ret i32 1\n}\n")
     with pytest.raises(KeyError, match="no function 'fntorch_x'"):

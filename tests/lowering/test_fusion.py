@@ -57,8 +57,8 @@ def test_broadcasts_and_transposes_of_inputs_are_views(monkeypatch):
     seen = []
     real = program_mod.get_kernel
 
-    def recording(spec, backend="auto"):
-        k = real(spec, backend)
+    def recording(spec, backend="auto", target=None):
+        k = real(spec, backend, target)
 
         def run(inputs, outputs):
             seen.append(list(inputs))

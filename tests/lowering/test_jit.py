@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import fntorch as ft
+from fntorch.lowering import Program
 from fntorch.transforms.jit import config, jit
 
 rng = np.random.default_rng(0)
@@ -79,7 +80,7 @@ def test_python_scalars_are_weak_and_do_not_retrace():
 def test_python_scalar_arguments_get_a_compiled_program():
     f = jit(lambda x, s: ft.tanh(x * s) + 1.0)
     lo = f.lower(T(4, 4), 2.0)
-    assert not lo._entry.eager and len(lo._entry.program.kernels) == 1
+    assert isinstance(lo._entry.program, Program) and len(lo._entry.program.kernels) == 1
     assert "llvm.func" in lo.as_text()
     close(f(T(4, 4) * 0.0, 2.0), np.ones((4, 4)))
 
@@ -100,15 +101,7 @@ def test_a_scalar_tensor_from_an_eager_reduction_is_a_cpu_argument():
     close(f(s), np.exp(3.0) * 2.0)
     close(f(ft.asarray(6.0)), np.exp(6.0) * 2.0)
     assert f.stats["traces"] == 1
-    assert not f.lower(s)._entry.eager
-
-
-def test_eager_program_returns_arrays_for_literal_outputs():
-    from fntorch.transforms.jit import _EagerProgram
-
-    g = ft.make_graph(ft.grad(lambda x: x * 2.0))(ft.asarray(3.0))
-    (out,) = _EagerProgram(g)(np.asarray(3.0, np.float32))
-    assert isinstance(out, np.ndarray) and out.tolist() == 2.0
+    assert isinstance(f.lower(s)._entry.program, Program)
 
 
 def test_signed_zero_literals_keep_their_sign():

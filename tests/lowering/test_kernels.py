@@ -13,6 +13,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from fntorch.devices import cpu_threads
 from fntorch.lowering import kernels as K
 from fntorch.lowering.interpret import run_spec
 from fntorch.lowering.rules import KERNEL_PRIMITIVES
@@ -539,11 +540,11 @@ def test_threads_split_large_calls_identically(softmax):
     x = np.random.default_rng(2).standard_normal((1024, 300)).astype(F32)  # > PARALLEL_THRESHOLD
     outs = []
     for n in (1, 2):
-        K.set_num_threads(n)
+        cpu_threads.set_num_threads(n)
         o = np.empty_like(x)
         softmax([x], [o])
         outs.append(o)
-    K.set_num_threads(K._default_threads())
+    cpu_threads.set_num_threads(cpu_threads._default_threads())
     np.testing.assert_array_equal(outs[0], outs[1])
 
 
@@ -629,7 +630,7 @@ def test_small_and_large_calls_use_their_own_compiles(softmax):
 
 def test_epilogue_vectorization_follows_each_compile_not_the_last_one():
     """The option is process-global LLVM state, set per compile under a lock."""
-    from fntorch.lowering import cpu
+    from fntorch.devices import cpu_llvm as cpu
     from fntorch.lowering.emit import emit_module
 
     spec = KernelSpec(1, 0, (F32,), (KOp("exp", (("in", 0),), (), F32),), (("op", 0),), (False,))

@@ -8,8 +8,9 @@ import ctypes
 import numpy as np
 import pytest
 
+from fntorch.devices import cpu_llvm as cpu
 from fntorch.devices.cpu_elementwise import erf64, erf_inv64
-from fntorch.lowering import cpu, mathlib
+from fntorch.lowering import mathlib
 from fntorch.lowering.builder import PTR, KernelBuilder, f32, f64, i64
 from fntorch.lowering.emit import emit_module
 from tests.lowering.engine import Loaded

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import fntorch as ft
+from fntorch.devices import cpu_threads
 from fntorch.lowering import cache
 from fntorch.lowering import kernels as K
 from tests.lowering.test_cache import F32, _spec
@@ -80,15 +81,15 @@ def test_kernels_run_when_the_cache_dir_cannot_be_made(fresh, monkeypatch, tmp_p
 
 
 def test_num_threads_errors_name_the_setting(monkeypatch):
-    before = K.get_num_threads()
+    before = cpu_threads.get_num_threads()
     monkeypatch.setenv("FNTORCH_NUM_THREADS", "four")
     with pytest.raises(ValueError, match=r"FNTORCH_NUM_THREADS.*integer.*'four'"):
-        K._default_threads()
+        cpu_threads._default_threads()
     with pytest.raises(TypeError, match=r"set_num_threads: expected an int, got str"):
-        K.set_num_threads("2")
+        cpu_threads.set_num_threads("2")
     with pytest.raises(TypeError, match=r"set_num_threads: expected an int, got float"):
-        K.set_num_threads(2.5)
-    assert K.get_num_threads() == before
+        cpu_threads.set_num_threads(2.5)
+    assert cpu_threads.get_num_threads() == before
 
 
 @pytest.mark.parametrize(
@@ -104,7 +105,7 @@ def test_split_kernels_do_not_depend_on_the_thread_count(fn, monkeypatch):
     x = ft.asarray(np.random.default_rng(0).standard_normal((K.PARALLEL_THRESHOLD // 50 + 3, 102)))
     got = {}
     for threads in (1, 2, 3):
-        monkeypatch.setitem(K._state, "threads", threads)
+        monkeypatch.setitem(cpu_threads._state, "threads", threads)
         got[threads] = np.asarray(ft.jit(fn)(x.astype(ft.float32)))
     np.testing.assert_array_equal(got[1], got[2])
     np.testing.assert_array_equal(got[1], got[3])

@@ -1,11 +1,13 @@
-"""The kernels' entry ABI: how a compiled kernel finds its arrays.
+"""The CPU target's kernel entry ABI and launch: how a compiled kernel finds its arrays.
 
-Every compiled kernel (fused or template) is one exported function ``FUNCTION_NAME``
-taking the Python tuple ``(*inputs, *outputs)`` of numpy arrays and reading each array's
-data pointer, sizes and byte strides straight from the CPython/numpy structs at the
-offsets ``_abi()`` returns (checked on probe objects first). This is the part of code
-generation that belongs to the host's buffers: a device whose buffers are not numpy
-arrays passes its kernels their pointers another way.
+Every compiled kernel (fused or template) is one exported function
+``int32 f(PyObject *arrays, int64 lo, int64 hi)`` taking the Python tuple
+``(*inputs, *outputs)`` of numpy arrays and reading each array's data pointer, sizes and
+byte strides straight from the CPython/numpy structs at the offsets ``_abi()`` returns
+(checked on probe objects first); code generation reads the offsets from the target.
+A call is then one ctypes call with three integer arguments (``callables``). This is
+the part of code generation that belongs to the host's buffers: a device whose buffers
+are not numpy arrays passes its kernels their pointers another way.
 
 >>> off = _abi(); len(off), all(o > 0 for o in off)
 (4, True)
@@ -17,8 +19,6 @@ import ctypes
 import functools
 
 import numpy as np
-
-FUNCTION_NAME = "fntorch_kernel"
 
 
 @functools.cache
@@ -61,3 +61,24 @@ def _abi() -> tuple[int, int, int, int]:
                 "Use ft.config.update('kernel_backend', 'interpret')."
             )
     return off
+
+
+_SIG = (ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_HOLD, _RELEASE = ctypes.PYFUNCTYPE(*_SIG), ctypes.CFUNCTYPE(*_SIG)
+
+
+def callables(addr: int):
+    """``(hold, release)``: the compiled function at ``addr`` (kernels' and templates'
+    ``int32 f(arrays, lo, hi)``) called keeping the GIL, and releasing it. Small calls
+    keep it (releasing it costs more than they run); large ones release it, so other
+    Python threads and the pool's workers run meanwhile.
+
+    >>> from fntorch.devices import cpu_llvm as cpu
+    >>> obj = cpu.compile_object("define i32 @fntorch_doc_sum(ptr %a, i64 %lo, i64 %hi) {\\n"
+    ...                          "  %s = add i64 %lo, %hi\\n  %t = trunc i64 %s to i32\\n"
+    ...                          "  ret i32 %t\\n}\\n")
+    >>> hold, release = callables(cpu.load(obj, "fntorch_doc_sum"))
+    >>> hold(0, 2, 3), release(0, 2, 3)
+    (5, 5)
+    """
+    return _HOLD(addr), _RELEASE(addr)
