@@ -3,9 +3,9 @@
 The fusion pass (``fusion.py``) turns groups of graph equations into ``KernelSpec``s;
 the kernel compiler (``kernels.py`` with ``builder.py``, ``mathlib.py``, ``emit.py``, and
 a target's ``compile_object``) turns a spec into native code. A spec holds no sizes and
-no strides: those are run-time arguments, so one compiled kernel serves every shape of its rank and every
-layout of its inputs (broadcasts, transposes, slices and reversals are strides and
-offsets, not copies).
+no strides: those are run-time arguments, so one compiled kernel serves every shape of
+its rank and every layout of its inputs (broadcasts, transposes, slices and reversals
+are strides and offsets, not copies).
 
 Iteration space: ``rank`` dims with run-time sizes. Every input is read through
 run-time *element* strides, one per iteration dim (0 for a broadcast dim, negative for a
