@@ -1,4 +1,4 @@
-"""Compiled control flow: cond, while_loop and scan as steps of a compiled program.
+"""Compiled control flow: cond, while_loop, scan and jit calls as steps of a program.
 
 Each sub-graph (branch, loop body, loop predicate) is compiled once, when the
 enclosing program is built, with the same machinery (passes, fusion, program); the
@@ -88,6 +88,23 @@ def _scan_step(params, backend, target):
     return run
 
 
+def _call_step(params, backend, target):
+    from .pipeline import compiled
+
+    prog = compiled(params["graph"], target, backend)  # shared with eager calls of it
+
+    def run(*operands):
+        return prog(*operands)
+
+    run.programs = [(f"jit({params['name']})", prog)]
+    return run
+
+
 # primitive -> (params, backend, target) -> a callable over the target's buffers; its
 # ``programs`` name the compiled sub-programs (for ``Lowered.as_text``)
-control_steps = {pc.cond_p: _cond_step, pc.while_p: _while_step, pc.scan_p: _scan_step}
+control_steps = {
+    pc.cond_p: _cond_step,
+    pc.while_p: _while_step,
+    pc.scan_p: _scan_step,
+    pc.call_p: _call_step,
+}

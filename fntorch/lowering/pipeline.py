@@ -15,6 +15,9 @@ with their program's target) all compile through ``compile_graph``;
 
 from __future__ import annotations
 
+import threading
+import weakref
+
 from ..fx.graph import Graph, inline_custom_calls
 
 
@@ -52,3 +55,39 @@ def compile_graph(
 
     plan = plan_graph(graph, simplified=simplified)
     return build_program(plan, target, donated=donated, backend=backend)
+
+
+# (graph_key, target, backend) -> Program: compiled calls (``jit_call``), eager or nested;
+# and the same per graph object, so that a call of a graph it has seen hashes no key
+_programs: dict = {}
+_by_graph: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_programs_lock = threading.Lock()
+
+
+def compiled(graph: Graph, target=None, backend: str = "auto"):
+    """``compile_graph(graph, target)``, memoized by the graph's structure
+    (``graph_key``): a call primitive's graph compiles once however often it is derived
+    again, or reached from another program.
+
+    >>> import fntorch as ft
+    >>> f = lambda x: ft.exp(x) + 1.0
+    >>> a = compiled(ft.make_graph(f)(ft.ones(2)))
+    >>> a is compiled(ft.make_graph(f)(ft.ones(2)))
+    True
+    """
+    seen = _by_graph.get(graph)
+    if seen is not None:
+        prog = seen.get((target, backend))
+        if prog is not None:
+            return prog
+    from .graph_key import graph_key
+    from .target import default_target
+
+    tgt = target or default_target()
+    key = (graph_key(graph), tgt, backend)
+    with _programs_lock:  # threads asking at once compile once
+        prog = _programs.get(key)
+        if prog is None:
+            prog = _programs[key] = compile_graph(graph, tgt, backend=backend)
+        _by_graph.setdefault(graph, {})[(target, backend)] = prog
+    return prog

@@ -11,7 +11,7 @@ Each entry's ``kind`` is one of
 - ``"template"``: one template kernel of its own (``templates.py``: gather, scatter*,
   cumsum/cumprod/cummax/cummin, reduce_window_*) for the dtypes the template supports
   (``spec_special.spec_for``), else its CPU impl;
-- ``"control"``: ``cond``/``while_loop``/``scan``, a loop over compiled sub-programs
+- ``"control"``: ``cond``/``while_loop``/``scan``/``jit_call``, compiled sub-programs
   (``control.py``);
 - ``"erased"``: removed by ``passes.simplify`` (``copy``, ``stop_gradient``: the value
   is its operand);
@@ -52,7 +52,7 @@ KINDS = ("elementwise", "reduction", "view", "template", "control", "erased", "l
 _VIEWS = frozenset(
     {"broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice", "rev", "iota"}
 )
-_CONTROL = frozenset({"cond", "while_loop", "scan"})
+_CONTROL = frozenset({"cond", "while_loop", "scan", "jit_call"})
 _ERASED = frozenset({"copy", "stop_gradient"})
 # Never folded: their params hold Python callables with effects of their own.
 _NO_FOLD = frozenset({"custom_lin"})

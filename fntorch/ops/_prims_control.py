@@ -13,6 +13,9 @@ tracer an outer transform owns is an ordinary operand that transform sees):
 - ``scan(*consts, *init, *xs, body, num_consts, num_carry, length, reverse)``:
   ``body(*consts, *carry, *x_slices) -> (*carry, *y)`` over the leading axis of ``xs``
   (from the end when ``reverse``); results: the final carry, then the ``y`` stacked.
+- ``jit_call(*operands, graph, name)``: ``graph(*operands)``, compiled as a program of
+  its own: what ``ft.jit`` binds under another transform (its rules:
+  ``transforms/call.py``); ``name`` is the function's, for listings.
 
 The helpers here build such graphs from Python functions (``closed_graph``) and give
 several branches one shared list of hoisted operands (``join_consts``).
@@ -21,17 +24,18 @@ several branches one shared list of hoisted operands (``join_consts``).
 from __future__ import annotations
 
 from ..fx import dtypes as dt
-from ..fx.core import Primitive, ShapedArray, abstract_eval_rules
+from ..fx.core import Primitive, ShapedArray, abstract_eval_rules, get_aval
 from ..fx.graph import Graph, Var, hoist_consts, trace_to_graph
 
 __all__ = [
-    "cond_p", "while_p", "scan_p", "closed_graph", "hoist_consts", "join_consts",
+    "cond_p", "while_p", "scan_p", "call_p", "closed_graph", "hoist_consts", "join_consts",
     "avals_str", "same_types",
 ]  # fmt: skip
 
 cond_p = Primitive("cond", multiple_results=True)
 while_p = Primitive("while_loop", multiple_results=True)
 scan_p = Primitive("scan", multiple_results=True)
+call_p = Primitive("jit_call", multiple_results=True)
 
 
 # ------------------------------------------------------------------ graph helpers
@@ -164,3 +168,16 @@ def _scan_abstract(*args, body, num_consts, num_carry, length, reverse):
 
 
 abstract_eval_rules[scan_p] = _scan_abstract
+
+
+def _call_abstract(*operands, graph, name):
+    operands = [o if hasattr(o, "dtype") else get_aval(o) for o in operands]  # Python scalars
+    if not same_types(graph.in_avals, operands):
+        raise TypeError(
+            f"jit_call({name}): the graph takes {avals_str(graph.in_avals)} but the operands "
+            f"are {avals_str(operands)}"
+        )
+    return list(graph.out_avals)
+
+
+abstract_eval_rules[call_p] = _call_abstract

@@ -10,6 +10,7 @@ from . import (
     api,
     autodiff,
     batching,
+    call,
     checkpoint,
     custom,
     custom_call,

@@ -52,6 +52,7 @@ from ..fx.core import (
     _new_tensor,
     current_trace,
     device_of_buffer,
+    get_aval,
     get_default_device,
     host_device,
 )
@@ -203,6 +204,7 @@ class JitFunction:
         self._static_names = frozenset(names)
         self._donate = tuple(donate)
         self._cache: dict = {}
+        self._graphs: dict = {}  # abstract signature -> (closed graph, consts, out tree)
         self._compile_lock = threading.RLock()
         self._last_key = None
         self.stats = {"traces": 0, "hits": 0, "misses": 0}
@@ -354,10 +356,10 @@ class JitFunction:
         """Runs the compiled program for these arguments' signature (tracing it once);
         inside another transform, the function is inlined into that transform."""
         if current_trace() is not EVAL_TRACE:
-            return self.fun(*args, **kwargs)  # inline into the enclosing transform
+            return self._call_traced(args, kwargs)  # one jit_call in the enclosing trace
         got = self._signature(args, kwargs)
         if got is None:
-            return self.fun(*args, **kwargs)
+            return self._call_traced(args, kwargs)
         key, bufs, leaves, split = got
         try:
             entry = self._cache[key]
@@ -376,6 +378,44 @@ class JitFunction:
             entry.first_run_s = time.perf_counter() - t0
             return out
         return self._run(entry, bufs, leaves)
+
+    def _call_traced(self, args, kwargs):
+        """``jit_call`` of the function's closed graph at the arguments' abstract values
+        (``transforms/call.py``): under another transform the function stays one
+        compiled call, whose rules give its derivative and batched forms."""
+        from ..fx.graph import hoist_consts
+        from ..ops._prims_control import call_p
+
+        dyn, dyn_kwargs, static_key, pos = self._split(args, kwargs)
+        leaves, treedef = optree.tree_flatten(
+            (dyn, dyn_kwargs), none_is_leaf=False, namespace=tree_util.NAMESPACE
+        )
+        sig = []
+        for k, x in enumerate(leaves):
+            if not isinstance(x, (Tensor, Tracer, np.ndarray, np.generic, bool, int, float)):
+                name = self._leaf_names(dyn, dyn_kwargs, pos)[k]
+                raise TypeError(
+                    f"jit({self._name}): argument {name} is a {type(x).__name__}; expected "
+                    "a tensor, an array or a number (or a pytree of them)"
+                )
+            a = get_aval(x)
+            sig.append(
+                (tuple(a.shape), a.dtype, True) if a.weak_type else (tuple(a.shape), a.dtype)
+            )
+        key = (treedef, tuple(sig), static_key)
+        got = self._graphs.get(key)
+        if got is None:
+            names = self._leaf_names(dyn, dyn_kwargs, pos)
+            graph, out_tree = self._trace(key, args, kwargs, (dyn, dyn_kwargs, pos), names)
+            self.stats["traces"] += 1
+            closed, consts = hoist_consts(graph)
+            got = (closed, consts, out_tree)
+            # A graph closed over another trace's tracer is only good for this call.
+            if not any(isinstance(c, Tracer) for c in consts):
+                self._graphs[key] = got
+        closed, consts, out_tree = got
+        outs = call_p.bind(*consts, *leaves, graph=closed, name=self._name)
+        return optree.tree_unflatten(out_tree, list(outs))
 
     def _run(self, entry, bufs, leaves):
         if entry.donate_flat:
@@ -571,6 +611,7 @@ class JitFunction:
     def clear_cache(self) -> None:
         """Forgets every compiled signature (the next call traces again)."""
         self._cache.clear()
+        self._graphs.clear()
         self._last_key = None
 
 

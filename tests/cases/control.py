@@ -132,6 +132,34 @@ def _scan_ref(*args, body, num_consts, num_carry, length, reverse):
     return [np.asarray(c, dtype), ys]
 
 
+# ------------------------------------------------------------------------------ jit_call
+
+
+def _call_draw(linear):
+    def draw(data, dtype):
+        shape = data.draw(shapes(0, 2, 0, 3), label="shape")
+        x, y = array(data, shape, dtype), array(data, shape, dtype)
+        avals = [_aval(x), _aval(y)]
+        if linear:
+            g = _graph(lambda x, y: [lax.sub(lax.mul(x, 3.0), y), lax.neg(x)], avals)
+        else:
+            g = _graph(
+                lambda x, y: [lax.mul(lax.sin(x), lax.exp(lax.mul(y, 0.5))), lax.cos(y)], avals
+            )
+        return [x, y], dict(graph=g, name="case")
+
+    return draw
+
+
+def _call_ref(linear):
+    def reference(x, y, *, graph=None, name=None):
+        dtype = np.asarray(x).dtype
+        outs = [x * 3.0 - y, -x] if linear else [np.sin(x) * np.exp(y * 0.5), np.cos(y)]
+        return [np.asarray(o, dtype) for o in outs]
+
+    return reference
+
+
 CASES = [
     Case(pc.cond_p, _cond_draw(_BRANCHES), _cond_ref(_BRANCHES), FLOATS, diff_args=(1, 2)),
     Case(
@@ -153,5 +181,15 @@ CASES = [
         diff_args=(0, 1),
         linear_args=(0, 1),
         name="scan_linear",
+    ),
+    Case(pc.call_p, _call_draw(False), _call_ref(False), FLOATS, diff_args=(0, 1)),
+    Case(
+        pc.call_p,
+        _call_draw(True),
+        _call_ref(True),
+        FLOATS,
+        diff_args=(0, 1),
+        linear_args=(0, 1),
+        name="jit_call_linear",
     ),
 ]

@@ -414,9 +414,10 @@ def test_vmap_of_jit_and_jit_of_vmap():
     close(jit(ft.vmap(f))(x), want)
 
 
-def test_jit_inside_make_graph_is_inlined():
+def test_jit_inside_make_graph_is_one_call():
     g = ft.make_graph(lambda x: jit(ft.sin)(x) + 1.0)(T(3))
-    assert [e.primitive.name for e in g.eqns] == ["sin", "add"]
+    assert [e.primitive.name for e in g.eqns] == ["jit_call", "add"]
+    assert [e.primitive.name for e in g.eqns[0].params["graph"].eqns] == ["sin"]
 
 
 # ------------------------------------------------------------- lower / compile
