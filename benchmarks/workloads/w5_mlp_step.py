@@ -44,18 +44,21 @@ def make_inputs() -> dict:
     }
 
 
+def fntorch_loss(p, x, y):
+    import fntorch as ft
+
+    h = ft.relu(x @ p["w1"].T + p["b1"])
+    h = ft.relu(h @ p["w2"].T + p["b2"])
+    logits = h @ p["w3"].T + p["b3"]
+    logp = ft.log_softmax(logits, axis=-1)
+    return -ft.mean(ft.take_along_axis(logp, y[:, None], axis=-1))
+
+
 def fntorch_step():
     import fntorch as ft
 
-    def loss(p, x, y):
-        h = ft.relu(x @ p["w1"].T + p["b1"])
-        h = ft.relu(h @ p["w2"].T + p["b2"])
-        logits = h @ p["w3"].T + p["b3"]
-        logp = ft.log_softmax(logits, axis=-1)
-        return -ft.mean(ft.take_along_axis(logp, y[:, None], axis=-1))
-
     def step(p, x, y):
-        grads = ft.grad(loss)(p, x, y)
+        grads = ft.grad(fntorch_loss)(p, x, y)
         return {k: p[k] - LR * grads[k] for k in p}
 
     return ft.jit(step)
@@ -107,6 +110,21 @@ W5 = register(
 @W5.impl("fntorch", mode="jit")
 def _fntorch(inputs):
     return fntorch_jit_thunk(fntorch_step(), *_fntorch_args(inputs))
+
+
+@W5.impl("fntorch", mode="grad(jit)", label="grad of the jit'ed loss, eager update")
+def _fntorch_grad_of_jit(inputs):
+    import fntorch as ft
+
+    grad = ft.grad(ft.jit(fntorch_loss))  # jit_call: a forward and a transposed program
+    args = _fntorch_args(inputs)
+
+    def run():
+        p = args[0]
+        g = grad(*args)
+        return {k: p[k] - LR * g[k] for k in p}
+
+    return run
 
 
 @W5.impl("numpy", label="by hand")
