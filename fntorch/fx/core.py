@@ -491,6 +491,7 @@ class EvalTrace(Trace):
         """Checks shapes and dtypes with the abstract-eval rule, then runs the device impl."""
         vals = []
         device = None
+        host_consts = False
         for a in args:
             if type(a) is Tensor:
                 v = a._value
@@ -498,6 +499,12 @@ class EvalTrace(Trace):
                 raise escaped_tracer_error(a, f"primitive {prim.name}")
             elif isinstance(a, Tensor):
                 v = a._value
+            elif type(a) is _ndarray:
+                # A raw host array is a constant (an index array, a rule's 0-d zero):
+                # like a scalar, of no device; put on the device of the tensors it meets.
+                host_consts = True
+                vals.append(a)
+                continue
             else:
                 v = a
             try:
@@ -512,6 +519,8 @@ class EvalTrace(Trace):
                     "move them to one device with t.to(device) or ft.device_put"
                 )
             vals.append(v)
+        if host_consts and device is not None and device is not host_device():
+            vals = [device.put(v) if type(v) is _ndarray else v for v in vals]
         scalars_only = device is None and bool(vals)
         if device is None:
             # Only scalars (or nothing): computed on the host when there are operands, so
@@ -539,15 +548,39 @@ class EvalTrace(Trace):
         return _new_tensor(out)
 
 
+def constant_device(*tensors):
+    """The device that a constant made for ``tensors`` (an index array, a zero
+    cotangent, a broadcast scalar) must be made on: theirs where one of them is known to
+    be on a device other than the host, else None (the host, or no device known: a
+    staged value), where host constants already belong.
+
+    >>> import fntorch as ft
+    >>> constant_device(ft.ones(2), 2.0) is None
+    True
+    """
+    host = host_device()
+    for x in tensors:
+        if type(x) is Tensor:
+            d = device_of_buffer(x._value)
+        elif isinstance(x, Tracer):
+            d = x.device
+        else:
+            continue
+        if d is not None and d is not host:
+            return d
+    return None
+
+
 def _scalar_result(out):
-    """A result computed from scalars alone: 0-d stays a host scalar (of no device), a
-    larger one (a broadcast scalar) moves to the default device."""
+    """A result computed from scalars and raw host arrays alone: 0-d stays a host scalar
+    (of no device), a larger one (a broadcast scalar) moves to the default device."""
     if getattr(out, "ndim", 1) == 0:
         return out[()]
     default = get_default_device()
     return out if default is host_device() else default.put(out)
 
 
+_ndarray = np.ndarray
 EVAL_TRACE = EvalTrace()
 _current_trace: contextvars.ContextVar[Trace] = contextvars.ContextVar(
     "fntorch_current_trace", default=EVAL_TRACE

@@ -75,7 +75,7 @@ def _out_of_range_comparison(fn, a, b, dtype):
         if type(s) is builtins.int and not is_pyscalar(t) and not lo <= s <= hi:
             near = hi if s > hi else lo
             value = fn(near, s) if t is a else fn(s, near)
-            return lax.full(tuple(t.shape), value, dt.bool_)
+            return lax.full(tuple(t.shape), value, dt.bool_, like=t)
     return None
 
 

@@ -273,7 +273,7 @@ def imag(x, /):
     [0.0]
     """
     x = _tensor("imag", x)
-    return lax.full(x.shape, 0, x.dtype)
+    return lax.full(x.shape, 0, x.dtype, like=x)
 
 
 # ----------------------------------------------------------------- classification
@@ -288,7 +288,7 @@ def isnan(x, /):
     """
     x = _tensor("isnan", x)
     if not dt.is_float(x.dtype):
-        return lax.full(x.shape, False, dt.bool_)
+        return lax.full(x.shape, False, dt.bool_, like=x)
     return lax.ne(x, x)
 
 
@@ -301,7 +301,7 @@ def isinf(x, /):
     """
     x = _tensor("isinf", x)
     if not dt.is_float(x.dtype):
-        return lax.full(x.shape, False, dt.bool_)
+        return lax.full(x.shape, False, dt.bool_, like=x)
     return lax.eq(lax.abs(x), cast(math.inf, x.dtype))
 
 
@@ -314,7 +314,7 @@ def isfinite(x, /):
     """
     x = _tensor("isfinite", x)
     if not dt.is_float(x.dtype):
-        return lax.full(x.shape, True, dt.bool_)
+        return lax.full(x.shape, True, dt.bool_, like=x)
     return lax.is_finite(x)
 
 
@@ -330,7 +330,7 @@ def signbit(x, /):
     if not dt.is_float(x.dtype):
         if dt.is_signed(x.dtype):
             return lax.lt(x, cast(0, x.dtype))
-        return lax.full(x.shape, False, dt.bool_)
+        return lax.full(x.shape, False, dt.bool_, like=x)
     # atan2(x, -1) is +-pi for +-0, and has x's sign otherwise: one primitive, no warnings.
     return lax.lt(lax.atan2(x, cast(-1, x.dtype)), cast(0, x.dtype))
 

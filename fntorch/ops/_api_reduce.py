@@ -319,7 +319,7 @@ def _sorted(name, x, axis, descending, stable, with_indices):
     if x.ndim == 0:
         raise ValueError(f"{name}: expected a tensor of rank >= 1, got a 0-d tensor")
     ax = normalize_axis(name, axis, x.ndim)
-    idx = lax.iota(dt.int64, x.shape, ax)
+    idx = lax.on_device_of(x, lax.iota(dt.int64, x.shape, ax))
     if descending:  # reversed, sorted stably, reversed back: ties keep their order
         x, idx = lax.rev(x, (ax,)), lax.rev(idx, (ax,))
     if with_indices:
@@ -416,7 +416,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Tensor:
 
 def _stable_ranks(x):
     """Each element's position in the stable sort of the 1-d ``x`` (int64)."""
-    iota = lax.iota(dt.int64, x.shape, 0)
+    iota = lax.on_device_of(x, lax.iota(dt.int64, x.shape, 0))
     perm = lax.sort([x, iota], 0, True, 1)[1]
     return lax.sort([perm, iota], 0, True, 1)[1]  # the inverse permutation
 

@@ -146,13 +146,13 @@ def nonzero(x, /, *, size: int | None = None, fill_value=None) -> tuple:
     n = flat.shape[0]
     # Stable sort of "is zero" keys puts the nonzero positions first, in order.
     key = lax.convert_element_type(lax.bitwise_not(flat), dt.int8)
-    _, perm = lax.sort([key, lax.iota(dt.int64, (n,), 0)], 0, True, 1)
+    _, perm = lax.sort([key, lax.on_device_of(x, lax.iota(dt.int64, (n,), 0))], 0, True, 1)
     count = lax.reduce_sum(lax.convert_element_type(flat, dt.int64), (0,))
     if size <= n:
         perm = lax.slice(perm, (0,), (size,))
     else:
         perm = lax.pad(perm, np.int64(0), [(0, size - n, 0)])
-    valid = lax.lt(lax.iota(dt.int64, (size,), 0), count)
+    valid = lax.lt(lax.on_device_of(x, lax.iota(dt.int64, (size,), 0)), count)
     out = []
     stride = n
     for s, fill in zip(x.shape, fills):

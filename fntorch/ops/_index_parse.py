@@ -359,8 +359,9 @@ def _broadcast_index_shapes(shapes):
         ) from None
 
 
-def _adv_indices(entries):
-    """The advanced index operands (ints as 0-d arrays) and their operand dims."""
+def _adv_indices(entries, dev=None):
+    """The advanced index operands (ints as 0-d arrays) and their operand dims; the host
+    arrays among them put on ``dev`` (``fx.core.constant_device``)."""
     idxs, axes = [], []
     for e in entries:
         if e.kind == _INT:
@@ -370,7 +371,16 @@ def _adv_indices(entries):
         else:
             continue
         axes.append(e.dim)
+    if dev is not None:
+        idxs = [on_device(dev, i) for i in idxs]
     return idxs, axes
+
+
+def on_device(dev, a):
+    """Host array ``a`` as a tensor on ``dev`` (None: ``a`` itself); tensors stay."""
+    if dev is None or not isinstance(a, np.ndarray):
+        return a
+    return Tensor(dev.put(a))
 
 
 # ------------------------------------------------------------------ eager fast paths

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fx.core import EVAL_TRACE, Tensor, _current_trace
+from ..fx.core import EVAL_TRACE, Tensor, _current_trace, constant_device
 from ._index_parse import (
     _ADV,
     _DYN,
@@ -70,7 +70,7 @@ def getitem(x, idx):
 
 def _getitem_advanced(x, shape, entries):
     x, _ = _slice_static(x, shape, [e for e in entries if e.kind == _SLICE])
-    idxs, axes = _adv_indices(entries)
+    idxs, axes = _adv_indices(entries, constant_device(x))
     nb = len(_broadcast_index_shapes([tuple(i.shape) for i in idxs]))
     x = _bind("gather", x, *idxs, axes=tuple(axes))
     layout = _layout(entries)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fx.core import EVAL_TRACE, Tensor, _current_trace
+from ..fx.core import EVAL_TRACE, Tensor, _current_trace, constant_device
 from . import lax
 from ._index_parse import (
     _ADV,
@@ -29,6 +29,7 @@ from ._index_parse import (
     _cast,
     _insert_new_dims,
     _layout,
+    on_device,
     parse_index,
 )
 
@@ -106,20 +107,22 @@ def update_general(x, idx, v, mode: str):
     xshape = tuple(x.shape)
     entries, new_dims, shape = parse_index(xshape, idx)
     v = _as_update(x, v, where)
+    dev = constant_device(x)  # where the host constants (v, index arrays) must go
     if new_dims:
         # Bool scalars (``x[True]``): update with the extra axes, then drop them again.
-        out = _update_parsed(_insert_new_dims(x, new_dims), shape, entries, v, mode, where)
+        x = _insert_new_dims(x, new_dims)
+        out = _update_parsed(x, shape, entries, v, mode, where, dev)
         return _bind("squeeze", out, dimensions=tuple(new_dims))
-    return _update_parsed(x, shape, entries, v, mode, where)
+    return _update_parsed(x, shape, entries, v, mode, where, dev)
 
 
-def _update_parsed(x, shape, entries, v, mode, where):
+def _update_parsed(x, shape, entries, v, mode, where, dev):
     # The shape x[idx] has; v is broadcast to it.
     has_adv = any(e.kind in (_ADV, _DYN) for e in entries)
     simple = not has_adv and all(e.kind != _SLICE or e.value[2] == 1 for e in entries)
     if simple:
-        return _update_slices(x, shape, entries, v, mode, where)
-    idxs, axes = _adv_indices(entries)
+        return _update_slices(x, shape, entries, v, mode, where, dev)
+    idxs, axes = _adv_indices(entries, dev)
     b_shape = _broadcast_index_shapes([tuple(i.shape) for i in idxs]) if idxs else ()
     nb = len(b_shape)
     # numpy's result shape, in layout order.
@@ -158,7 +161,7 @@ def _update_parsed(x, shape, entries, v, mode, where):
         v = _reshape(v, shape)
         if mode == "set":
             return v if isinstance(v, Tensor) else _const_like(x, v)
-        return _COMBINE[mode](x, v)
+        return _COMBINE[mode](x, on_device(dev, v))
     n_part = len(partial)
     scatter_idx = []
     for i in idxs:
@@ -166,9 +169,9 @@ def _update_parsed(x, shape, entries, v, mode, where):
     for k, j in enumerate(partial):
         e = slice_entries[j]
         ar = np.arange(*e.value, dtype=np.int64)
-        scatter_idx.append(ar.reshape((-1,) + (1,) * (n_part - 1 - k)))
+        scatter_idx.append(on_device(dev, ar.reshape((-1,) + (1,) * (n_part - 1 - k))))
     s_axes = tuple(axes) + tuple(slice_entries[j].dim for j in partial)
-    return _bind(_SCATTER[mode], x, *scatter_idx, v, axes=s_axes)
+    return _bind(_SCATTER[mode], x, *scatter_idx, on_device(dev, v), axes=s_axes)
 
 
 def _expand(layout, nb):
@@ -185,7 +188,7 @@ def _const_like(x, v):
     return api.asarray(v, device=x.device)
 
 
-def _update_slices(x, shape, entries, v, mode, where):
+def _update_slices(x, shape, entries, v, mode, where, dev):
     """Static ints and step-1 slices: ``dynamic_update_slice`` of a block."""
     starts, block = [0] * len(shape), list(shape)
     for e in entries:
@@ -207,7 +210,8 @@ def _update_slices(x, shape, entries, v, mode, where):
     if tuple(block) == tuple(shape):
         if mode == "set":
             return v if isinstance(v, Tensor) else _const_like(x, v)
-        return _COMBINE[mode](x, v)
+        return _COMBINE[mode](x, on_device(dev, v))
+    v = on_device(dev, v)
     if mode != "set":
         cur = _bind(
             "slice",

@@ -45,20 +45,21 @@ def key_words(k):
     return lax.reshape(lax.slice(k, (0,), (1,)), ()), lax.reshape(lax.slice(k, (1,), (2,)), ())
 
 
-def counters(shape: tuple):
-    """The row-major index of every element as (high, low) uint32 words (JAX's iota_2x32_shape)."""
+def counters(shape: tuple, like=None):
+    """The row-major index of every element as (high, low) uint32 words (JAX's
+    iota_2x32_shape), on the device of the key ``like`` (see ``lax.on_device_of``)."""
     n = math.prod(shape)
     if n <= 2**32:
-        lo = lax.reshape(lax.iota(_dt.uint32, (n,)), shape)
+        lo = lax.reshape(lax.on_device_of(like, lax.iota(_dt.uint32, (n,))), shape)
         return _U32(0), lo  # the high word is zero; a scalar broadcasts
-    idx = lax.reshape(lax.iota(_dt.uint64, (n,)), shape)
+    idx = lax.reshape(lax.on_device_of(like, lax.iota(_dt.uint64, (n,))), shape)
     hi = lax.convert_element_type(lax.shift_right_logical(idx, np.uint64(32)), _dt.uint32)
     return hi, lax.convert_element_type(idx, _dt.uint32)
 
 
 def hash_shape(k, shape: tuple):
     """Both threefry output words over the counters 0..prod(shape)-1 (JAX's partitionable form)."""
-    hi, lo = counters(shape)
+    hi, lo = counters(shape, k)
     return threefry2x32(*key_words(k), hi, lo)
 
 

@@ -21,7 +21,14 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan"]
 _PY_SCALARS = (bool, int, float)
 
 
-_as_tensor = as_tensor_leaf
+def _as_tensor(x, where):
+    """``as_tensor_leaf``, but a Python or numpy scalar (a pred, a counter, an initial
+    carry of ``0.0``) becomes a host scalar held by a tensor: of no device, it takes the
+    device of the tensors it meets."""
+    t = as_tensor_leaf(x, where)
+    if t is not x and type(t._value) is np.ndarray and t._value.ndim == 0:
+        return Tensor(t._value[()])
+    return t
 
 
 def _flatten(tree, where):

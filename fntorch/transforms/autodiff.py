@@ -15,8 +15,8 @@ import numpy as np
 
 from .. import tree as tree_util
 from ..fx import dtypes as dt
-from ..fx.core import Tensor, check_callable, get_aval
-from ..fx.device import host_device
+from ..fx.core import Tensor, check_callable, constant_device, get_aval
+from ..fx.device import default_device, host_device
 from ..fx.graph import Graph
 from . import ad
 from ._args import (
@@ -103,7 +103,13 @@ def _match_aval(x, like, where, what, of):
 
 
 def _tangent_out(p, t):
-    return instantiate(t) if type(t) is Zero else t
+    if type(t) is not Zero:
+        return t
+    dev = constant_device(p)
+    if dev is None:
+        return instantiate(t)
+    with default_device(dev):  # the zeros stand for p: made on its device
+        return instantiate(t)
 
 
 def linearize(fun: Callable, *primals):
@@ -186,15 +192,25 @@ def _vjp(fun, primals, has_aux, where):
             else:
                 cts.append(None)
         cts += [None] * (len(graph.outvars) - len(cts))
-        got = iter(graph_outvars_transpose(graph, cts))
-        res = []
-        for p, d in zip(flat_p, diff):
-            res.append(instantiate(next(got)) if d else instantiate(Zero.like(p)))
+        dev = constant_device(*flat_p)
+        if dev is None:
+            res = _transpose(graph, cts, flat_p, diff)
+        else:
+            # The zeros the transpose rules instantiate (cotangents broadcast from a
+            # scalar) stand for the primals: they are made on the primals' device.
+            with default_device(dev):
+                res = _transpose(graph, cts, flat_p, diff)
         return tuple(tree_util.unflatten(in_tree, res))
 
     if has_aux:
         return outs, vjp_fn, _join_aux(box, pouts[n_out:])
     return outs, vjp_fn
+
+
+def _transpose(graph, cts, flat_p, diff):
+    """The cotangent of each primal (instantiated zeros for those not differentiated)."""
+    got = iter(graph_outvars_transpose(graph, cts))
+    return [instantiate(next(got) if d else Zero.like(p)) for p, d in zip(flat_p, diff)]
 
 
 def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False):
@@ -328,7 +344,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
             (out, aux), (tout, _) = jvp(with_aux, primals, tuple(ts))
             return tout, aux
 
-        basis = _eye(total, dtype)
+        basis = _eye(total, dtype, flat_in)
         touts, aux = vmap(push, out_axes=(-1, None))(basis)
         result = tree_util.map(lambda t: _split_last(t, flat_in, sizes, in_tree, argnums), touts)
         return (result, _join_aux(box, aux)) if has_aux else result
@@ -369,7 +385,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
             cts = _split_basis(basis_vec, out_leaves, sizes)
             return vjp_fn(tree_util.unflatten(out_tree, cts))
 
-        rows = vmap(pull)(_eye(total, dtype))  # per input leaf: (total_out, *in.shape)
+        rows = vmap(pull)(_eye(total, dtype, out_leaves))  # per input leaf: (total_out, *in.shape)
         per_out = []
         off = 0
         for o, n in zip(out_leaves, sizes):
@@ -430,8 +446,11 @@ def _split_last(t, flat_in, sizes, in_tree, argnums):
     return _select_args(tree_util.unflatten(in_tree, pieces), argnums)
 
 
-def _eye(n, dtype):
-    return Tensor(np.eye(n, dtype=dtype))
+def _eye(n, dtype, like):
+    """The ``n`` by ``n`` identity, on the device of the tensors ``like``."""
+    eye = np.eye(n, dtype=dtype)
+    dev = constant_device(*like)
+    return Tensor(eye if dev is None else dev.put(eye))
 
 
 def hessian(fun: Callable, argnums=0, has_aux: bool = False):

@@ -12,7 +12,16 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import tree as tree_util
-from ..fx.core import Tracer, check_callable, check_tracer, current_trace, set_current_trace
+from ..fx.core import (
+    Tensor,
+    Tracer,
+    check_callable,
+    check_tracer,
+    constant_device,
+    current_trace,
+    set_current_trace,
+)
+from ..fx.device import default_device
 from ._args import _as_tensor, _flatten_raw
 from .batching import BatchTrace, BatchTracer, moveaxis
 
@@ -87,8 +96,12 @@ def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None):
         ins = []
         for x, leaf, ax in zip(flat_all, raw + kw_raw, axes_all):
             if ax is None:
-                # An unmapped Python scalar stays weak, as it is eagerly and under jit.
-                ins.append(leaf if type(leaf) in (bool, int, float) else x)
+                # An unmapped Python scalar stays weak, as it is eagerly and under jit; an
+                # unmapped numpy scalar stays a host scalar, of no device.
+                if type(leaf) in (bool, int, float):
+                    ins.append(leaf)
+                else:
+                    ins.append(Tensor(x._value[()]) if isinstance(leaf, np.generic) else x)
             else:
                 ins.append(BatchTracer(trace, x, ax % x.ndim))
         try:
@@ -100,7 +113,9 @@ def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None):
             oaxes = tree_util.tree_prefix_broadcast(out_axes, out, "vmap: out_axes", "outputs")
             if _adopt is not None:
                 out_flat = [trace.adopt(o) for o in out_flat]
-            res = [_out_value(trace, o, ax, size, name) for o, ax in zip(out_flat, oaxes)]
+            # Unbatched outputs broadcast along the axis go where the mapped inputs are.
+            dev = constant_device(*(x for x, ax in zip(flat_all, axes_all) if ax is not None))
+            res = [_out_value(trace, o, ax, size, name, dev) for o, ax in zip(out_flat, oaxes)]
         finally:
             trace.dead = True
         return tree_util.unflatten(out_tree, res)
@@ -160,7 +175,7 @@ def _out_axis(ax, ndim: int, name: str) -> int:
     return ax % ndim
 
 
-def _out_value(trace, o, ax, size, name):
+def _out_value(trace, o, ax, size, name, dev):
     from ..ops import lax
 
     if isinstance(o, BatchTracer) and o._trace is trace:
@@ -172,11 +187,17 @@ def _out_value(trace, o, ax, size, name):
         return moveaxis(o.val, o.bdim, _out_axis(ax, o.val.ndim, name))
     if isinstance(o, Tracer):
         check_tracer(o, "vmap")
+    scalar = not isinstance(o, Tensor)
     o = _as_tensor(o, "vmap")
     if ax is None:
         return o
+    if scalar and o.ndim == 0:  # a Python or numpy scalar: a host scalar, of no device
+        o = Tensor(np.asarray(o._value)[()])
     shape = list(o.shape)
     ax = _out_axis(ax, o.ndim + 1, name)
     shape.insert(ax, size)
     dims = [d for d in range(o.ndim + 1) if d != ax]
-    return lax.broadcast_in_dim(o, tuple(shape), tuple(dims))
+    if dev is None:
+        return lax.broadcast_in_dim(o, tuple(shape), tuple(dims))
+    with default_device(dev):  # a host scalar's broadcast goes to the default device
+        return lax.broadcast_in_dim(o, tuple(shape), tuple(dims))
