@@ -38,6 +38,7 @@ from .fx.dtypes import (
 )
 from .ops.api import *  # noqa: F403
 from .transforms.api import *  # noqa: F403
+from .transforms.export import Exported, ShapeDtypeStruct, export
 from .transforms.jit import config, jit
 
 # The public surface, explicit (STYLE.md: Equinox's public `__init__`): the Array API
@@ -46,6 +47,7 @@ from .transforms.jit import config, jit
 __all__ = sorted(
     {*ops.api.__all__, *transforms.api.__all__}
     | {"ConcretizationError", "Tensor", "UnexpectedTracerError", "config", "jit"}
+    | {"Exported", "ShapeDtypeStruct", "export"}
     | {"finfo", "iinfo", "result_type", "float0"}
     | {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
     | {"float16", "bfloat16", "float32", "float64"}

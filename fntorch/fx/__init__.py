@@ -16,3 +16,4 @@ from .core import (
     get_aval,
 )
 from .graph import Eqn, Graph, GraphTrace, Literal, Var, eval_graph, pp_graph
+from .serialize import deserialize

@@ -16,6 +16,7 @@ from . import (
     custom_call,
     custom_jvp,
     custom_vjp,
+    export,
     jvp_control,
     jvp_elementwise,
     jvp_indexing,
