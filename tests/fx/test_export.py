@@ -375,13 +375,17 @@ def test_malformed_bytes_raise_value_error_naming_the_problem(name):
 
 
 def test_a_python_callable_param_is_refused_by_name_at_export():
-    from fntorch.fx.core import Primitive, abstract_eval_rules
+    from fntorch.fx.core import Primitive, abstract_eval_rules, primitives
 
     p = Primitive("export_test_callable_param")
-    abstract_eval_rules[p] = lambda x, fn: x
-    e = ft.export(lambda x: p.bind(x, fn=np.sin), np.ones(2, np.float32))
-    with pytest.raises(ValueError, match="param 'fn' holds a Python callable"):
-        e.serialize()
+    try:
+        abstract_eval_rules[p] = lambda x, fn: x
+        e = ft.export(lambda x: p.bind(x, fn=np.sin), np.ones(2, np.float32))
+        with pytest.raises(ValueError, match="param 'fn' holds a Python callable"):
+            e.serialize()
+    finally:  # a registered primitive without rules would fail the coverage tests
+        del primitives[p.name]
+        abstract_eval_rules.pop(p, None)
 
 
 def test_floats_with_inf_and_nan_and_numpy_params_round_trip():
