@@ -172,7 +172,7 @@ class JitFunction:
     """
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums):
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())  # never copy its __dict__ over ours
         self.fun = fun
         self._name = getattr(fun, "__name__", type(fun).__name__)
         nums = _items(self._name, "static_argnums", static_argnums, int)

@@ -14,6 +14,12 @@ class Config:
     - ``kernel_backend`` (env ``FNTORCH_KERNEL_BACKEND``): ``"auto"`` (the kernel
       compiler when importable, else the numpy interpreter), ``"compiled"``,
       ``"interpret"``.
+    - ``debug_nans`` / ``debug_infs`` (bool, env ``FNTORCH_DEBUG_NANS`` /
+      ``FNTORCH_DEBUG_INFS``): a NaN (an inf) that a primitive produces raises
+      ``FloatingPointError`` naming the primitive and the source line that called it.
+    - ``explain_cache_misses`` (bool, env ``FNTORCH_EXPLAIN_CACHE_MISSES``): log why each
+      retrace happened; ``max_retraces`` (int, default 8): past that many retraces of
+      one function, warn once naming the argument that keeps changing.
 
     >>> config.update("log_compiles", False)
     >>> config.log_compiles
@@ -24,9 +30,17 @@ class Config:
 
     def __init__(self):
         env = os.environ.get
+
+        def flag(name):
+            return env(name, "0").lower() in ("1", "true", "yes")
+
         self._values = {
-            "log_compiles": env("FNTORCH_LOG_COMPILES", "0").lower() in ("1", "true", "yes"),
+            "log_compiles": flag("FNTORCH_LOG_COMPILES"),
             "kernel_backend": env("FNTORCH_KERNEL_BACKEND", "auto"),
+            "debug_nans": flag("FNTORCH_DEBUG_NANS"),
+            "debug_infs": flag("FNTORCH_DEBUG_INFS"),
+            "explain_cache_misses": flag("FNTORCH_EXPLAIN_CACHE_MISSES"),
+            "max_retraces": 8,
         }
 
     def update(self, name: str, value) -> None:
