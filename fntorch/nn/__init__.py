@@ -1,3 +1,5 @@
-"""``ft.nn``: for now only ``functional`` (the Module shim, layers and losses come later)."""
+"""``ft.nn``: the stateful shim. ``Parameter`` and ``Buffer`` (cells), ``functional``;
+the Module, layers and losses are being built."""
 
 from . import functional
+from .parameter import Buffer, Parameter

@@ -1,0 +1,118 @@
+"""Cells: the one mutable thing in fntorch, a holder of an immutable tensor value.
+
+Tensors are values and never change. State that PyTorch code mutates in place (a
+module's parameters and buffers, an optimizer's moments, the global random key) lives
+in a ``Cell``: it is accepted wherever a tensor is (it *is* a ``Tensor``, whose value is
+the cell's current one), and only it takes in-place updates: ``c.data = t``,
+``c.copy_(t)``, ``c.add_(t)`` and the other in-place methods rebind the cell to a new
+value. A plain tensor's in-place method raises ``TypeError`` naming the functional form.
+
+Writing a traced value into a cell (inside ``grad``, ``vmap`` or a trace without a
+cell-aware owner) raises ``ValueError`` naming the cell: the write would outlive the
+transform. ``write_hooks`` lets a trace that owns cell state (``jit``) take such writes.
+
+>>> import fntorch as ft
+>>> c = Cell(ft.zeros(2), name="moment")
+>>> c.add_(ft.ones(2)); c.mul_(3.0)
+Cell(moment, [3.0, 3.0])
+>>> (c * 2).tolist()
+[6.0, 6.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .core import Tensor, Tracer, _new_tensor
+
+# Called with (cell, tracer) when a traced value is written into a cell; the first hook
+# that returns True has taken the write (a jit trace lifting cells into outputs).
+write_hooks: list = []
+
+
+def _buffer(value, where: str):
+    """The buffer a cell holds for ``value`` (a tensor, array or number)."""
+    if isinstance(value, Tracer):
+        return value  # checked by the caller
+    if isinstance(value, Tensor):
+        return value._value
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.array(value)  # a copy: a later write to the source is never seen
+    if isinstance(value, (bool, int, float, list, tuple)):
+        a = np.asarray(value)
+        if a.dtype == np.float64:  # Python floats: the default float dtype, as ft.asarray
+            a = a.astype(np.float32)
+        return a
+    raise TypeError(f"{where}: expected a tensor, an array or a number, got {type(value).__name__}")
+
+
+class Cell(Tensor):
+    """A mutable holder of an immutable tensor value (see the module docstring).
+
+    >>> import fntorch as ft
+    >>> c = Cell(ft.ones(3))
+    >>> c.data = ft.zeros(3); c.tolist()
+    [0.0, 0.0, 0.0]
+    """
+
+    __slots__ = ("_buf", "name", "__weakref__")
+
+    def __init__(self, value=None, name: str = ""):
+        self.name = name
+        self._buf = _buffer(value if value is not None else np.zeros(0, np.float32), "Cell")
+        if isinstance(self._buf, Tracer):
+            raise ValueError(f"Cell({name}): its value cannot be a traced value")
+
+    @property
+    def _value(self):
+        return self._buf
+
+    @property
+    def data(self) -> Tensor:
+        """The cell's current value, as a plain (immutable) tensor; assigning rebinds it.
+
+        >>> import fntorch as ft
+        >>> c = Cell(ft.ones(2)); v = c.data; c.data = ft.zeros(2)
+        >>> v.tolist(), c.tolist()
+        ([1.0, 1.0], [0.0, 0.0])
+        """
+        return _new_tensor(self._buf)
+
+    @data.setter
+    def data(self, value) -> None:
+        self.set_(value)
+
+    def set_(self, value):
+        """Rebinds the cell to ``value`` (a tensor, array or number); returns the cell.
+
+        >>> import fntorch as ft
+        >>> Cell(ft.ones(2)).set_(ft.arange(2.0)).tolist()
+        [0.0, 1.0]
+        """
+        buf = _buffer(value, f"{self._what()}.set_")
+        if isinstance(buf, Tracer):
+            for hook in write_hooks:
+                if hook(self, buf):
+                    return self
+            raise ValueError(
+                f"{self._what()}: cannot write a traced value ({buf.aval.str_short()} of "
+                f"{buf._trace.transform_name}) into a cell; a cell's state outlives the "
+                "transform. Return the new value from the transformed function instead, or "
+                "write it under ft.jit, which carries cell writes out of the call"
+            )
+        self._buf = buf
+        self._written()
+        return self
+
+    def _written(self) -> None:
+        """Called after each write (subclasses: Parameter drops nothing; tapes reset)."""
+
+    def _what(self) -> str:
+        return f"{type(self).__name__}({self.name})" if self.name else type(self).__name__
+
+    def __repr__(self):
+        v = self._buf
+        body = np.asarray(v).tolist() if getattr(v, "size", 0) <= 6 else f"shape={v.shape}"
+        return f"{type(self).__name__}({self.name + ', ' if self.name else ''}{body})"
+
+    __hash__ = object.__hash__

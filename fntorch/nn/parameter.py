@@ -1,0 +1,72 @@
+"""``nn.Parameter`` and buffers: cells a Module registers.
+
+A ``Parameter`` is a ``Cell`` (``fntorch.fx.cell``) with ``requires_grad`` (default True)
+and ``grad`` (None until ``loss.backward()`` accumulates into it). Operations on a
+parameter that requires grad are recorded on the tape while grad mode is on
+(``fntorch.nn.tape``); ``.data`` is its current value, untracked.
+
+>>> import fntorch as ft
+>>> p = ft.nn.Parameter(ft.ones(2))
+>>> p.requires_grad, p.grad is None, p.shape
+(True, True, (2,))
+"""
+
+from __future__ import annotations
+
+from ..fx.cell import Cell
+from ..fx.core import Tensor
+
+
+class Parameter(Cell):
+    """A module's learnable tensor: a cell that records on the tape when it requires grad.
+
+    >>> import fntorch as ft
+    >>> w = ft.nn.Parameter(ft.zeros(3), requires_grad=False)
+    >>> w.requires_grad_(); w.requires_grad
+    True
+    """
+
+    __slots__ = ("requires_grad", "grad", "_tape_leaf")
+
+    def __init__(self, data=None, requires_grad: bool = True):
+        if data is None:
+            from ..ops import api
+
+            data = api.zeros((0,))
+        super().__init__(data)
+        self.requires_grad = bool(requires_grad)
+        self.grad: Tensor | None = None
+        self._tape_leaf = None  # this parameter's input on the current tape, if any
+
+    def requires_grad_(self, requires_grad: bool = True) -> Parameter:
+        """Sets ``requires_grad`` in place; returns the parameter.
+
+        >>> import fntorch as ft
+        >>> ft.nn.Parameter(ft.ones(1)).requires_grad_(False).requires_grad
+        False
+        """
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def _written(self) -> None:
+        self._tape_leaf = None  # a new value is a new leaf: the old tape saw the old one
+
+    def __repr__(self):
+        return "Parameter containing:\n" + repr(self.data)
+
+
+class Buffer(Cell):
+    """A module's registered non-learnable state (BatchNorm's running statistics): a cell
+    that never requires grad.
+
+    >>> import fntorch as ft
+    >>> ft.nn.Buffer(ft.zeros(2)).requires_grad
+    False
+    """
+
+    __slots__ = ()
+    requires_grad = False
+    grad = None
+
+    def __repr__(self):
+        return repr(self.data)
