@@ -36,6 +36,8 @@ from .fx.dtypes import (
 from .fx.dtypes import (
     bool_ as bool,  # noqa: A001 - the public dtype name
 )
+from .nn import autograd
+from .nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.api import *  # noqa: F403
 from .transforms.api import *  # noqa: F403
 from .transforms.export import Exported, ShapeDtypeStruct, export
@@ -48,6 +50,8 @@ __all__ = sorted(
     {*ops.api.__all__, *transforms.api.__all__}
     | {"ConcretizationError", "Tensor", "UnexpectedTracerError", "config", "jit"}
     | {"Exported", "ShapeDtypeStruct", "export"}
+    | {"autograd", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled"}
+    | {"is_grad_enabled"}
     | {"finfo", "iinfo", "result_type", "float0"}
     | {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
     | {"float16", "bfloat16", "float32", "float64"}

@@ -13,7 +13,7 @@ transform. ``write_hooks`` lets a trace that owns cell state (``jit``) take such
 
 >>> import fntorch as ft
 >>> c = Cell(ft.zeros(2), name="moment")
->>> c.add_(ft.ones(2)); c.mul_(3.0)
+>>> c.add_(ft.ones(2)).mul_(3.0)
 Cell(moment, [3.0, 3.0])
 >>> (c * 2).tolist()
 [6.0, 6.0]
@@ -69,14 +69,15 @@ class Cell(Tensor):
 
     @property
     def data(self) -> Tensor:
-        """The cell's current value, as a plain (immutable) tensor; assigning rebinds it.
+        """A detached alias of the cell, as PyTorch's ``p.data``: it reads the cell's
+        value, is never recorded on the tape, and in-place methods on it write the cell
+        (``p.data.add_(g, alpha=-lr)``); assigning ``p.data = t`` rebinds the cell.
 
         >>> import fntorch as ft
-        >>> c = Cell(ft.ones(2)); v = c.data; c.data = ft.zeros(2)
-        >>> v.tolist(), c.tolist()
-        ([1.0, 1.0], [0.0, 0.0])
+        >>> c = Cell(ft.ones(2)); _ = c.data.mul_(3.0); c.tolist()
+        [3.0, 3.0]
         """
-        return _new_tensor(self._buf)
+        return CellAlias(self)
 
     @data.setter
     def data(self, value) -> None:
@@ -107,12 +108,45 @@ class Cell(Tensor):
     def _written(self) -> None:
         """Called after each write (subclasses: Parameter drops nothing; tapes reset)."""
 
+    def _read(self) -> Tensor:
+        """The current value as a plain tensor."""
+        return _new_tensor(self._value)
+
     def _what(self) -> str:
         return f"{type(self).__name__}({self.name})" if self.name else type(self).__name__
 
     def __repr__(self):
-        v = self._buf
+        v = self._value
         body = np.asarray(v).tolist() if getattr(v, "size", 0) <= 6 else f"shape={v.shape}"
         return f"{type(self).__name__}({self.name + ', ' if self.name else ''}{body})"
 
     __hash__ = object.__hash__
+
+
+class CellAlias(Cell):
+    """``cell.data``: reads and writes its cell, and never requires grad.
+
+    >>> import fntorch as ft
+    >>> c = Cell(ft.zeros(1)); a = c.data; c.data = ft.ones(1); a.tolist()
+    [1.0]
+    """
+
+    __slots__ = ("_owner",)
+    requires_grad = False
+    grad = None
+
+    def __init__(self, owner: Cell):
+        self._owner = owner
+        self.name = owner.name
+
+    @property
+    def _value(self):
+        return self._owner._buf
+
+    @property
+    def data(self) -> Tensor:
+        return self
+
+    def set_(self, value):
+        self._owner.set_(value)
+        return self

@@ -227,6 +227,12 @@ class Tensor:
 
     __slots__ = ("_value",)
     __array_priority__ = 100
+    _taped = False  # whether eager operations on it are recorded (``nn/autograd.py``)
+    # PyTorch's autograd attributes, for values that are not on the tape
+    requires_grad = False
+    grad_fn = None
+    grad = None
+    is_leaf = True
 
     def __init__(self, value):
         self._value = value
@@ -477,6 +483,11 @@ def check_tracer(t: Tracer, where: str):
         raise escaped_tracer_error(t, where)
 
 
+# The tape's recorder (``nn/autograd.py`` sets it): ``(prim, args, params) -> outputs``,
+# called by eager dispatch when an operand is ``_taped``.
+tape_hook: list = [None]
+
+
 class EvalTrace(Trace):
     """The bottom trace: runs each primitive's device impl on concrete buffers.
 
@@ -498,6 +509,8 @@ class EvalTrace(Trace):
             elif isinstance(a, Tracer):
                 raise escaped_tracer_error(a, f"primitive {prim.name}")
             elif isinstance(a, Tensor):
+                if a._taped:  # a cell that requires grad, or a value recorded from one
+                    return tape_hook[0](prim, args, params)
                 v = a._value
             elif type(a) is _ndarray:
                 # A raw host array is a constant (an index array, a rule's 0-d zero):

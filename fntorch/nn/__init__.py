@@ -1,5 +1,5 @@
-"""``ft.nn``: the stateful shim. ``Parameter`` and ``Buffer`` (cells), ``functional``;
-the Module, layers and losses are being built."""
+"""``ft.nn``: the stateful shim. ``Parameter`` and ``Buffer`` (cells), the tape
+(``autograd``), ``functional``; the Module, layers and losses are being built."""
 
-from . import functional
+from . import autograd, functional
 from .parameter import Buffer, Parameter

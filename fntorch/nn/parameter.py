@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..fx.cell import Cell
 from ..fx.core import Tensor
+from .autograd import _grad_enabled
 
 
 class Parameter(Cell):
@@ -22,7 +23,7 @@ class Parameter(Cell):
 
     >>> import fntorch as ft
     >>> w = ft.nn.Parameter(ft.zeros(3), requires_grad=False)
-    >>> w.requires_grad_(); w.requires_grad
+    >>> _ = w.requires_grad_(); w.requires_grad
     True
     """
 
@@ -48,11 +49,24 @@ class Parameter(Cell):
         self.requires_grad = bool(requires_grad)
         return self
 
+    @property
+    def _taped(self) -> bool:
+        return self.requires_grad and _grad_enabled.get()
+
+    @property
+    def is_leaf(self) -> bool:
+        return True
+
+    def backward(self, *args, **kwargs):
+        raise RuntimeError(
+            "backward: a Parameter is a leaf; call backward on a value computed from it"
+        )
+
     def _written(self) -> None:
         self._tape_leaf = None  # a new value is a new leaf: the old tape saw the old one
 
     def __repr__(self):
-        return "Parameter containing:\n" + repr(self.data)
+        return "Parameter containing:\n" + repr(self._read())
 
 
 class Buffer(Cell):
@@ -69,4 +83,4 @@ class Buffer(Cell):
     grad = None
 
     def __repr__(self):
-        return repr(self.data)
+        return repr(self._read())

@@ -83,6 +83,7 @@ class return_types:  # noqa: N801 - mirrors torch.return_types
 # The parts attach their methods when imported; they import the helpers above, so they
 # come last (no method name is attached by two parts, so their order changes nothing).
 from . import (  # noqa: E402
+    _tensor_inplace,  # noqa: F401  (it imports the other parts first: it wraps them)
     _tensor_methods_convert,  # noqa: F401
     _tensor_methods_math,  # noqa: F401
     _tensor_methods_shape,  # noqa: F401

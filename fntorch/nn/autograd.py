@@ -1,0 +1,394 @@
+"""The tape: PyTorch's ``loss.backward()`` as the linearize machinery run eagerly.
+
+While grad mode is on, an eager operation with an operand that is ``_taped`` (a cell
+with ``requires_grad``, or a ``TapeTensor`` recorded from one) is handed here by eager
+dispatch (``fx.core.tape_hook``). It runs through a ``JVPTrace`` whose tangents are
+staged into one ``GraphTrace`` (the tape) while the primals compute eagerly: the value is
+computed as usual and the linear part of the primitive's jvp is recorded, exactly what
+``ft.linearize`` does. ``backward`` transposes the recording from the loss
+(``ad.backward_pass``) and adds the cotangents into the ``.grad`` of the cells that were
+read. There are no derivative rules but the primitives'.
+
+Plain eager dispatch pays nothing for this: ``Tensor._taped`` is a class attribute that
+only cells and recorded values override, and it is read only for operands that are not
+plain tensors.
+
+After a ``backward``, later operations record on a new tape; values of the old one can
+still be differentiated (their tape is kept as long as they are), and mixing them with
+the new tape's treats them as constants.
+
+>>> import fntorch as ft
+>>> w = ft.nn.Parameter(ft.asarray([1.0, 2.0]))
+>>> loss = (w * w).sum()
+>>> loss.requires_grad, loss.grad_fn is not None
+(True, True)
+>>> loss.backward(); w.grad.tolist()
+[2.0, 4.0]
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+
+import numpy as np
+
+from ..fx import core
+from ..fx.core import EVAL_TRACE, Tensor, _new_tensor, set_current_trace
+from ..fx.graph import GraphTrace, GraphTracer
+from ..transforms.ad import JVPTrace, JVPTracer, Zero, backward_pass, is_differentiable
+
+__all__ = [
+    "TapeTensor", "backward", "grad", "no_grad", "enable_grad", "inference_mode",
+    "set_grad_enabled", "is_grad_enabled",
+]  # fmt: skip
+
+_grad_enabled: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "fntorch_grad_enabled", default=True
+)
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations on cells that require grad are recorded now.
+
+    >>> import fntorch as ft
+    >>> with ft.no_grad():
+    ...     ft.is_grad_enabled()
+    False
+    """
+    return _grad_enabled.get()
+
+
+class set_grad_enabled:
+    """Context manager and decorator: grad mode on (``True``) or off, as PyTorch's.
+
+    >>> import fntorch as ft
+    >>> with ft.set_grad_enabled(False):
+    ...     (ft.nn.Parameter(ft.ones(1)) * 2).requires_grad
+    False
+    """
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+        self._tokens: list = []
+
+    def __enter__(self):
+        self._tokens.append(_grad_enabled.set(self.mode))
+        return self
+
+    def __exit__(self, *exc):
+        _grad_enabled.reset(self._tokens.pop())
+
+    def __call__(self, fun):
+        """As a decorator: ``fun`` runs in this grad mode.
+
+        >>> import fntorch as ft
+        >>> ft.no_grad()(ft.is_grad_enabled)()
+        False
+        """
+
+        @functools.wraps(fun)
+        def run(*args, **kwargs):
+            with type(self)(self.mode) if type(self) is set_grad_enabled else type(self)():
+                return fun(*args, **kwargs)
+
+        return run
+
+
+class no_grad(set_grad_enabled):
+    """Grad mode off (PyTorch's ``torch.no_grad``): nothing is recorded inside.
+
+    >>> import fntorch as ft
+    >>> w = ft.nn.Parameter(ft.ones(2))
+    >>> with ft.no_grad():
+    ...     (w * 3).requires_grad
+    False
+    """
+
+    def __init__(self):
+        super().__init__(False)
+
+
+class enable_grad(set_grad_enabled):
+    """Grad mode on inside, also within ``no_grad``.
+
+    >>> import fntorch as ft
+    >>> with ft.no_grad(), ft.enable_grad():
+    ...     ft.is_grad_enabled()
+    True
+    """
+
+    def __init__(self):
+        super().__init__(True)
+
+
+class inference_mode(set_grad_enabled):
+    """``no_grad`` (PyTorch's ``inference_mode``: tensors are immutable anyway, so it
+    has nothing more to forbid); ``inference_mode(False)`` turns grad mode on.
+
+    >>> import fntorch as ft
+    >>> with ft.inference_mode():
+    ...     ft.is_grad_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool = True):
+        super().__init__(not mode)
+
+
+# --------------------------------------------------------------------------- the tape
+
+
+class _Tape:
+    """One recording: a JVP trace whose tangents are staged into a graph trace."""
+
+    def __init__(self):
+        self.graph = GraphTrace(EVAL_TRACE, stage_all=False, name="tape")
+        self.jvp = JVPTrace(self.graph, name="tape")
+        self.leaves: list = []  # (cell, its tangent input) in the order they were read
+
+    def leaf(self, cell) -> GraphTracer:
+        t = cell._tape_leaf
+        if t is None or t._trace is not self.graph:
+            t = self.graph.new_arg(core.ShapedArray(cell.shape, cell.dtype))
+            cell._tape_leaf = t
+            self.leaves.append((cell, t))
+        return t
+
+
+_tape: list = [None]
+
+
+def _current() -> _Tape:
+    if _tape[0] is None:
+        _tape[0] = _Tape()
+    return _tape[0]
+
+
+class _GradFn:
+    """What ``t.grad_fn`` holds for a recorded value: the primitive that made it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self):
+        return f"<{self.name}Backward>"
+
+
+class TapeTensor(Tensor):
+    """A value computed from cells that require grad: a concrete tensor plus its tangent
+    on the tape, so that ``backward`` can reach the cells.
+
+    >>> import fntorch as ft
+    >>> y = ft.nn.Parameter(ft.ones(2)) * 2.0
+    >>> type(y).__name__, y.tolist()
+    ('TapeTensor', [2.0, 2.0])
+    """
+
+    __slots__ = ("_tangent", "_tape", "grad_fn")
+    requires_grad = True
+
+    def __init__(self, value, tangent, tape, grad_fn):
+        self._value = value
+        self._tangent = tangent
+        self._tape = tape
+        self.grad_fn = grad_fn
+
+    @property
+    def _taped(self) -> bool:
+        return self._tape is _tape[0] and _grad_enabled.get()
+
+    @property
+    def is_leaf(self) -> bool:
+        return False
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+        """Accumulates d(self)/d(cell) into ``.grad`` of every cell it was computed from
+        (``gradient``: the cotangent, required unless ``self`` is a scalar)."""
+        backward(self, gradient, retain_graph, create_graph)
+
+    def detach(self) -> Tensor:
+        """The value, no longer recorded."""
+        return _new_tensor(self._value)
+
+    def __repr__(self):
+        return repr(_new_tensor(self._value))[:-1] + f", grad_fn={self.grad_fn})"
+
+
+def _record(prim, args, params):
+    """Eager dispatch of ``prim`` with a taped operand: computes it and records the
+    linear part of its jvp on the current tape."""
+    if not _grad_enabled.get():
+        return prim.bind(*[_untaped(a) for a in args], **params)
+    tape = _current()
+    jvp = tape.jvp
+    ins = []
+    for a in args:
+        if isinstance(a, TapeTensor) and a._tape is tape:
+            ins.append(JVPTracer(jvp, _new_tensor(a._value), a._tangent))
+        elif getattr(a, "_tape_leaf", False) is not False and a._taped:  # a cell
+            ins.append(JVPTracer(jvp, _new_tensor(a._value), tape.leaf(a)))
+        else:
+            ins.append(_untaped(a))
+    with set_current_trace(jvp):
+        out = prim.bind(*ins, **params)
+    grad_fn = _GradFn(prim.name)
+    if prim.multiple_results:
+        return [_wrap(o, tape, grad_fn) for o in out]
+    return _wrap(out, tape, grad_fn)
+
+
+def _untaped(a):
+    return _new_tensor(a._value) if isinstance(a, Tensor) and a._taped else a
+
+
+def _wrap(out, tape, grad_fn):
+    if isinstance(out, JVPTracer) and out._trace is tape.jvp:
+        t = out.tangent
+        if isinstance(t, GraphTracer) and is_differentiable(out.primal):
+            return TapeTensor(out.primal._value, t, tape, grad_fn)
+        return out.primal
+    return out
+
+
+core.tape_hook[0] = _record
+
+
+def _plain_backward(self, gradient=None, retain_graph=None, create_graph=False):
+    """``loss.backward()``: on a value recorded from cells that require grad (a
+    ``TapeTensor``) it fills their ``.grad``; on any other tensor it raises.
+
+    >>> import fntorch as ft
+    >>> p = ft.nn.Parameter(ft.asarray(2.0)); (p * p).backward(); float(p.grad)
+    4.0
+    """
+    raise RuntimeError(
+        "backward: this tensor does not require grad and has no grad_fn: it was not "
+        "computed from an nn.Parameter with requires_grad=True outside ft.no_grad()"
+    )
+
+
+Tensor.backward = _plain_backward
+
+
+# ---------------------------------------------------------------------------- backward
+
+
+def _transpose(outputs, cotangents, retain_graph):
+    """``[(cell, cotangent)]`` of the cells the ``outputs`` (TapeTensors of one tape) were
+    computed from."""
+    tapes = {o._tape for o in outputs}
+    if len(tapes) != 1:
+        raise RuntimeError("backward: the outputs were recorded on different tapes")
+    (tape,) = tapes
+    if tape is None:
+        raise RuntimeError(
+            "backward: trying to backward through the graph a second time (or after its "
+            "values were freed); specify retain_graph=True on the first backward"
+        )
+    g = tape.graph.to_graph([o._tangent for o in outputs])
+    with set_current_trace(EVAL_TRACE):
+        cts = backward_pass(g, list(cotangents))
+    pairs = [(cell, ct) for (cell, _), ct in zip(tape.leaves, cts) if type(ct) is not Zero]
+    if not retain_graph:
+        for o in outputs:
+            o._tape = None
+        if _tape[0] is tape:
+            _tape[0] = None  # later operations record on a new tape
+    return pairs
+
+
+def _cotangent(out, g, where):
+    if g is None:
+        if out.shape != ():
+            raise RuntimeError(
+                f"{where}: grad can be implicitly created only for scalar outputs; pass "
+                f"gradient= (a tensor of shape {tuple(out.shape)})"
+            )
+        return _new_tensor(np.ones((), out.dtype))
+    g = g if isinstance(g, Tensor) else _new_tensor(np.asarray(g, out.dtype))
+    if tuple(g.shape) != tuple(out.shape):
+        raise RuntimeError(
+            f"{where}: gradient has shape {tuple(g.shape)}, expected {tuple(out.shape)}"
+        )
+    return _new_tensor(g._value)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Adds the gradients of ``tensors`` (summed with ``grad_tensors`` weights) into the
+    ``.grad`` of the cells they were computed from, as ``torch.autograd.backward``.
+
+    >>> import fntorch as ft
+    >>> w = ft.nn.Parameter(ft.asarray(3.0))
+    >>> ft.autograd.backward(w * w); ft.autograd.backward(w * 2.0); float(w.grad)
+    8.0
+    """
+    if create_graph:
+        raise NotImplementedError(
+            "backward(create_graph=True): higher-order gradients through the tape are not "
+            "supported; use ft.grad of a function for higher derivatives"
+        )
+    outs = list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
+    gs = grad_tensors if isinstance(grad_tensors, (list, tuple)) else [grad_tensors] * len(outs)
+    for o in outs:
+        if not isinstance(o, TapeTensor):
+            raise RuntimeError(
+                "backward: element 0 of tensors does not require grad and does not have a "
+                "grad_fn (it was not computed from a Parameter with requires_grad=True "
+                "outside ft.no_grad())"
+            )
+    cts = [_cotangent(o, g, "backward") for o, g in zip(outs, gs)]
+    only = None if inputs is None else {id(c) for c in inputs}
+    for cell, ct in _transpose(outs, cts, retain_graph):
+        if only is not None and id(cell) not in only:
+            continue
+        ct = _new_tensor(ct._value) if isinstance(ct, Tensor) else _new_tensor(np.asarray(ct))
+        cell.grad = ct if cell.grad is None else _new_tensor(cell.grad._value + ct._value)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False):  # fmt: skip
+    """The gradients of ``outputs`` with respect to ``inputs`` (cells), as
+    ``torch.autograd.grad``: returned, not accumulated into ``.grad``.
+
+    >>> import fntorch as ft
+    >>> w = ft.nn.Parameter(ft.asarray([1.0, 2.0]))
+    >>> (g,) = ft.autograd.grad((w ** 3).sum(), [w]); g.tolist(), w.grad
+    ([3.0, 12.0], None)
+    """
+    if create_graph:
+        raise NotImplementedError(
+            "autograd.grad(create_graph=True): higher-order gradients through the tape are "
+            "not supported; use ft.grad of a function for higher derivatives"
+        )
+    outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    single = not isinstance(inputs, (list, tuple))
+    ins = [inputs] if single else list(inputs)
+    for i, c in enumerate(ins):
+        if getattr(c, "_tape_leaf", False) is False:
+            raise TypeError(
+                f"autograd.grad: inputs[{i}] must be a cell that requires grad (an "
+                f"nn.Parameter), got {type(c).__name__}"
+            )
+    gs = grad_outputs if isinstance(grad_outputs, (list, tuple)) else [grad_outputs] * len(outs)
+    if not all(isinstance(o, TapeTensor) for o in outs):
+        raise RuntimeError("autograd.grad: an output does not require grad")
+    cts = [_cotangent(o, g, "autograd.grad") for o, g in zip(outs, gs)]
+    found: dict = {}
+    for cell, ct in _transpose(outs, cts, retain_graph):
+        prev = found.get(id(cell))
+        found[id(cell)] = ct if prev is None else prev + ct
+    result = []
+    for i, c in enumerate(ins):
+        ct = found.get(id(c))
+        if ct is None:
+            if not (allow_unused or materialize_grads):
+                raise RuntimeError(
+                    f"autograd.grad: inputs[{i}] was not used to compute the outputs; pass "
+                    "allow_unused=True"
+                )
+            ct = _new_tensor(np.zeros(c.shape, c.dtype)) if materialize_grads else None
+        result.append(ct)
+    return tuple(result)
