@@ -11,7 +11,7 @@ and ``jit`` are composable transforms over one small set of primitives.
 # Registers the CPU device and its impls. `ft.devices` is the function (from ops.api);
 # the room stays importable as `fntorch.devices`.
 from . import devices as _devices
-from . import fx, nn, ops, random, transforms, tree
+from . import fx, nn, ops, random, transforms, tree, utils
 from ._version import __version__
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
@@ -37,6 +37,7 @@ from .fx.dtypes import (
     bool_ as bool,  # noqa: A001 - the public dtype name
 )
 from .ops.api import *  # noqa: F403
+from .serialization import load, save
 from .transforms.api import *  # noqa: F403
 from .transforms.export import Exported, ShapeDtypeStruct, export
 from .transforms.jit import config, jit
@@ -48,6 +49,7 @@ __all__ = sorted(
     {*ops.api.__all__, *transforms.api.__all__}
     | {"ConcretizationError", "Tensor", "UnexpectedTracerError", "config", "jit"}
     | {"Exported", "ShapeDtypeStruct", "export"}
+    | {"save", "load"}
     | {"finfo", "iinfo", "result_type", "float0"}
     | {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
     | {"float16", "bfloat16", "float32", "float64"}
