@@ -282,3 +282,33 @@ def test_bad_safetensors_headers_raise_value_error():
     )
     with pytest.raises(ValueError, match="zz"):
         ft.load(io.BytesIO(meta))
+
+
+def test_a_zip_bomb_is_refused_before_it_is_inflated():
+    # The pickle declares 2**28 floats (1 GiB); the zip entry claims that size from a few
+    # hundred compressed bytes: refused by the ratio check, nothing is inflated.
+    n = 1 << 28
+    rebuild = (
+        b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n(((X\x07\x00\x00\x00storage"
+        b"ctorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuJ"
+        + n.to_bytes(4, "little")
+        + b"tQK\x00J"
+        + n.to_bytes(4, "little")
+        + b"\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR."
+    )
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("archive/data.pkl", rebuild)
+        z.writestr("archive/data/0", b"\x00" * 4096, zipfile.ZIP_DEFLATED)
+    raw = buf.getvalue()
+    info = zipfile.ZipFile(io.BytesIO(raw)).getinfo("archive/data/0")
+    old = info.file_size.to_bytes(4, "little")
+    patched = raw.replace(
+        info.CRC.to_bytes(4, "little") + info.compress_size.to_bytes(4, "little") + old,
+        info.CRC.to_bytes(4, "little")
+        + info.compress_size.to_bytes(4, "little")
+        + (4 * n).to_bytes(4, "little"),
+    )
+    assert zipfile.ZipFile(io.BytesIO(patched)).getinfo("archive/data/0").file_size == 4 * n
+    with pytest.raises(ValueError, match="zip bomb"):
+        ft.load(io.BytesIO(patched))
