@@ -11,7 +11,7 @@ and ``jit`` are composable transforms over one small set of primitives.
 # Registers the CPU device and its impls. `ft.devices` is the function (from ops.api);
 # the room stays importable as `fntorch.devices`.
 from . import devices as _devices
-from . import fx, nn, ops, random, transforms, tree
+from . import fx, nn, ops, random, transforms, tree, utils
 from ._version import __version__
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
@@ -39,6 +39,7 @@ from .fx.dtypes import (
 from .nn import autograd
 from .nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.api import *  # noqa: F403
+from .serialization import load, save
 from .transforms.api import *  # noqa: F403
 from .transforms.export import Exported, ShapeDtypeStruct, export
 from .transforms.jit import config, jit
@@ -52,6 +53,7 @@ __all__ = sorted(
     | {"Exported", "ShapeDtypeStruct", "export"}
     | {"autograd", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled"}
     | {"is_grad_enabled"}
+    | {"save", "load"}
     | {"finfo", "iinfo", "result_type", "float0"}
     | {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
     | {"float16", "bfloat16", "float32", "float64"}
