@@ -37,9 +37,10 @@ from .fx.dtypes import (
     bool_ as bool,  # noqa: A001 - the public dtype name
 )
 from .ops.api import *  # noqa: F403
+from .transforms import profiler
 from .transforms.api import *  # noqa: F403
 from .transforms.export import Exported, ShapeDtypeStruct, export
-from .transforms.jit import config, jit
+from .transforms.jit import config, disable_jit, jit
 
 # The public surface, explicit (STYLE.md: Equinox's public `__init__`): the Array API
 # namespace, the transforms, and the names imported above. Submodules (`ft.random`,
@@ -47,6 +48,7 @@ from .transforms.jit import config, jit
 __all__ = sorted(
     {*ops.api.__all__, *transforms.api.__all__}
     | {"ConcretizationError", "Tensor", "UnexpectedTracerError", "config", "jit"}
+    | {"disable_jit", "profiler"}
     | {"Exported", "ShapeDtypeStruct", "export"}
     | {"finfo", "iinfo", "result_type", "float0"}
     | {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
