@@ -40,9 +40,10 @@ from .nn import autograd
 from .nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.api import *  # noqa: F403
 from .serialization import load, save
+from .transforms import profiler
 from .transforms.api import *  # noqa: F403
 from .transforms.export import Exported, ShapeDtypeStruct, export
-from .transforms.jit import config, jit
+from .transforms.jit import config, disable_jit, jit
 
 # The public surface, explicit (STYLE.md: Equinox's public `__init__`): the Array API
 # namespace, the transforms, and the names imported above. Submodules (`ft.random`,
@@ -50,6 +51,7 @@ from .transforms.jit import config, jit
 __all__ = sorted(
     {*ops.api.__all__, *transforms.api.__all__}
     | {"ConcretizationError", "Tensor", "UnexpectedTracerError", "config", "jit"}
+    | {"disable_jit", "profiler"}
     | {"Exported", "ShapeDtypeStruct", "export"}
     | {"autograd", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled"}
     | {"is_grad_enabled"}

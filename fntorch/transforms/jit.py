@@ -24,7 +24,11 @@ afterwards: using one raises ``RuntimeError``. Without donation a compiled progr
 never writes into its inputs.
 
 Set ``FNTORCH_LOG_COMPILES=1`` or ``ft.config.update("log_compiles", True)`` to log,
-on the ``"fntorch.jit"`` logger, every trace and why it happened.
+on the ``"fntorch.jit"`` logger, every trace and why it happened;
+``explain_cache_misses`` logs, for each retrace, which argument changed and how, against
+the closest signature compiled before. Past ``config.max_retraces`` retraces a function
+warns once, naming the argument that keeps changing. ``disable_jit()`` (or
+``FNTORCH_DISABLE_JIT=1``) runs jit'ed functions as plain Python.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import sys
 import threading
 import time
 import types
+from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
@@ -57,13 +62,18 @@ from ..fx.core import (
     host_device,
 )
 from ._args import _as_tensor
-from .jit_config import Config, config  # noqa: F401
+from .jit_config import Config, _disable_state, _jit_disabled, config, disable_jit  # noqa: F401
+from .jit_explain import explain_miss
 from .jit_lowered import Compiled, Lowered, _aval_str  # noqa: F401
 from .staging import _path_str, stage
 
-__all__ = ["jit", "config"]
+__all__ = ["jit", "config", "disable_jit"]
 
 logger = logging.getLogger("fntorch.jit")
+
+# ``fntorch.profiler`` sets this to its recorder while a profile runs: traces and
+# compiles report (name, category, start, end) to it. Read on cache misses only.
+_profile_hook = None
 
 
 # ------------------------------------------------------------------- donated buffers
@@ -207,6 +217,11 @@ class JitFunction:
         self._graphs: dict = {}  # abstract signature -> (closed graph, consts, out tree)
         self._compile_lock = threading.RLock()
         self._last_key = None
+        # Every signature compiled, for explaining misses: (key, leaf names, per-argument
+        # tree structures); which arguments changed at each retrace; warned yet?
+        self._history: list = []
+        self._changed: Counter = Counter()
+        self._warned = False
         self.stats = {"traces": 0, "hits": 0, "misses": 0}
 
     def _check_argnums(self, params, nums, names, donate):
@@ -355,6 +370,8 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         """Runs the compiled program for these arguments' signature (tracing it once);
         inside another transform, the function is inlined into that transform."""
+        if _disable_state[0] and _jit_disabled.get():
+            return self.fun(*args, **kwargs)
         if current_trace() is not EVAL_TRACE:
             return self._call_traced(args, kwargs)  # one jit_call in the enclosing trace
         got = self._signature(args, kwargs)
@@ -443,8 +460,8 @@ class JitFunction:
         dyn, dyn_kwargs, pos = split
         self.stats["misses"] += 1
         names = self._leaf_names(dyn, dyn_kwargs, pos)
-        if config.log_compiles:
-            logger.warning("jit(%s): tracing because %s", self._name, self._explain(key, names))
+        structs = self._arg_structures(dyn, dyn_kwargs, pos)
+        explain_miss(self, key, names, structs)  # logs, and warns past max_retraces
         t0 = time.perf_counter()
         graph, out_tree = self._trace(key, args, kwargs, split, names)
         self.stats["traces"] += 1
@@ -464,6 +481,9 @@ class JitFunction:
         )
         plan = program.plan
         g = plan.graph
+        if _profile_hook is not None:
+            _profile_hook(f"trace jit({self._name})", "trace", t0, t1)
+            _profile_hook(f"compile jit({self._name})", "compile", t1, time.perf_counter())
         entry = _Entry(
             program=program,
             out_tree=out_tree,
@@ -480,6 +500,7 @@ class JitFunction:
         )
         self._cache[key] = entry
         self._last_key = key
+        self._history.append((key, names, structs))
         return entry
 
     def _device(self, key, names):
@@ -564,29 +585,15 @@ class JitFunction:
                 names.append(str(p[1]) + _path_str(p[2:]))
         return names
 
-    def _explain(self, key, names) -> str:
-        last = self._last_key
-        if last is None:
-            return "it is called for the first time"
-        reasons = []
-        if last[0] != key[0]:
-            a, b = (_flat_structure(t) if isinstance(t, int) else t for t in (last[0], key[0]))
-            reasons.append(f"new pytree structure: {a} -> {b}")
-        else:
-            for n, a, b in zip(names, last[1], key[1]):
-                if a != b:
-                    reasons.append(f"{n}: {_aval_str(a)} -> {_aval_str(b)}")
-        old = {w: (t, v) for w, t, v in last[2]}
-        new = {w: (t, v) for w, t, v in key[2]}
-        for w in sorted(set(old) | set(new), key=str):
-            if w not in old or w not in new or old[w][1] != new[w][1] or old[w][0] != new[w][0]:
-                a = repr(old[w][1]) if w in old else "(absent)"
-                b = repr(new[w][1]) if w in new else "(absent)"
-                reasons.append(f"static argument {self._arg_name(w)}: {a} -> {b}")
-        old_dev, new_dev = (k[3] if len(k) > 3 else host_device() for k in (last, key))
-        if old_dev is not new_dev:
-            reasons.append(f"default device: {old_dev} -> {new_dev}")
-        return "; ".join(reasons) or "the cache was cleared"
+    def _arg_structures(self, dyn, dyn_kwargs, pos) -> dict:
+        """Each dynamic argument's own tree structure, by name (to say which one changed)."""
+        orig = [i for i in range(len(dyn) + len(pos)) if i not in pos]
+        out = {}
+        for i, a in zip(orig, dyn):
+            out[self._arg_name(i)] = tree_util.structure(a)
+        for k, v in dyn_kwargs.items():
+            out[k] = tree_util.structure(v)
+        return out
 
     # ------------------------------------------------------------------ public
 
@@ -613,6 +620,7 @@ class JitFunction:
         self._cache.clear()
         self._graphs.clear()
         self._last_key = None
+        self._history.clear()
 
 
 def jit(fun: Callable, static_argnums=(), static_argnames=(), donate_argnums=()) -> JitFunction:

@@ -1,9 +1,12 @@
 """``ft.config``: the process-wide jit settings (``Config``), read from the environment
-at import and changed with ``ft.config.update(name, value)``.
+at import and changed with ``ft.config.update(name, value)``; and ``disable_jit``, the
+one setting local to a thread or task (a context variable).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 
 
@@ -61,3 +64,38 @@ class Config:
 
 
 config = Config()
+
+
+# ------------------------------------------------------------------- disable_jit
+
+_jit_disabled: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "fntorch_jit_disabled",
+    default=os.environ.get("FNTORCH_DISABLE_JIT", "0").lower() in ("1", "true", "yes"),
+)
+# [how many disable_jit contexts are open in any thread, plus one for the environment
+# variable]: while zero, a jit call skips the context variable's look-up.
+_disable_state = [int(_jit_disabled.get())]
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    """Within this context (of this thread or task), ``jit``'ed functions run as plain
+    Python, op by op, as ``jax.disable_jit``: prints, breakpoints and side effects run
+    on every call. Nests (``disable_jit(False)`` turns jit back on inside); also a
+    decorator. ``FNTORCH_DISABLE_JIT=1`` starts every thread with jit disabled.
+
+    >>> import fntorch as ft
+    >>> calls = []
+    >>> f = ft.jit(lambda x: calls.append(1) or x * 2.0)
+    >>> with ft.disable_jit():
+    ...     _ = f(ft.ones(2)); _ = f(ft.ones(2))
+    >>> len(calls), f.stats["traces"]
+    (2, 0)
+    """
+    token = _jit_disabled.set(bool(disable))
+    _disable_state[0] += 1
+    try:
+        yield
+    finally:
+        _disable_state[0] -= 1
+        _jit_disabled.reset(token)
