@@ -1,5 +1,5 @@
-"""``ft.nn``: the stateful shim. ``Parameter`` and ``Buffer`` (cells), ``functional``;
+"""``ft.nn``: the stateful shim. ``Parameter`` and ``Buffer`` (cells), ``functional``, ``init``;
 the Module, layers and losses are being built."""
 
-from . import functional
+from . import functional, init
 from .parameter import Buffer, Parameter
