@@ -10,6 +10,7 @@ and ``jit`` are composable transforms over one small set of primitives.
 
 # Registers the CPU device and its impls. `ft.devices` is the function (from ops.api);
 # the room stays importable as `fntorch.devices`.
+from . import cuda, fx, nn, ops, random, transforms, tree
 from . import devices as _devices
 from . import fx, nn, ops, random, transforms, tree, utils
 from ._version import __version__
@@ -39,6 +40,8 @@ from .fx.dtypes import (
 from .nn import autograd
 from .nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.api import *  # noqa: F403
+from .random._torch_style import *  # noqa: F403
+from .random._torch_style import __all__ as _torch_random
 from .serialization import load, save
 from .transforms import profiler
 from .transforms.api import *  # noqa: F403
@@ -59,4 +62,15 @@ __all__ = sorted(
     | {"finfo", "iinfo", "result_type", "float0"}
     | {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
     | {"float16", "bfloat16", "float32", "float64"}
+    | set(_torch_random)
+    | {"long", "int", "float", "double", "half", "short"}
 )
+
+# PyTorch's dtype names (after the code above, which must not see them shadow builtins).
+# `cfloat` waits for complex64.
+long = int64
+int = int32  # noqa: A001
+float = float32  # noqa: A001
+double = float64
+half = float16
+short = int16

@@ -1,14 +1,16 @@
 """Tensor methods: the PyTorch-named methods attached to Tensor, and their shared helpers.
 
-The methods live in three modules, each attaching its methods when imported (this module
+The methods live in four modules, each attaching its methods when imported (this module
 imports them): `fntorch.ops._tensor_methods_math` (elementwise, arithmetic and reduction
 methods), `fntorch.ops._tensor_methods_shape` (shape, manipulation, indexing, sorting and
-selection) and `fntorch.ops._tensor_methods_convert` (dtype and device conversions,
-identity and ``new_*``). Each table row attaches one method that calls a public function
-(``ft.<name>``) with ``self`` first; reductions translate PyTorch's ``dim=``/``keepdim=``
-to the Array API's ``axis=``/``keepdims=`` (both spellings are accepted). Here: the
-argument helpers they share (``dim``/``axis``, shape arguments) and ``return_types``, the
-namedtuple types of ``(values, indices)`` results. See `fntorch.ops._tensor`.
+selection), `fntorch.ops._tensor_methods_convert` (dtype and device conversions,
+identity and ``new_*``) and `fntorch.ops._tensor_methods_torch` (PyTorch spellings:
+``x.size()`` beside the Array API's ``x.size``, ``narrow``, ``is_cuda``). Each table row
+attaches one method that calls a public function (``ft.<name>``) with ``self`` first;
+reductions translate PyTorch's ``dim=``/``keepdim=`` to the Array API's
+``axis=``/``keepdims=`` (both spellings are accepted). Here: the argument helpers they
+share (``dim``/``axis``, shape arguments) and ``return_types``, the namedtuple types of
+``(values, indices)`` results. See `fntorch.ops._tensor`.
 """
 
 from __future__ import annotations
@@ -87,4 +89,5 @@ from . import (  # noqa: E402
     _tensor_methods_convert,  # noqa: F401
     _tensor_methods_math,  # noqa: F401
     _tensor_methods_shape,  # noqa: F401
+    _tensor_methods_torch,  # noqa: F401
 )

@@ -29,6 +29,8 @@ from ._api_reduce import *  # noqa: F403
 from ._api_reduce import __all__ as _reduce
 from ._api_set import *  # noqa: F403
 from ._api_set import __all__ as _set
+from ._api_torch import *  # noqa: F403
+from ._api_torch import __all__ as _torch
 from .control_flow import *  # noqa: F403
 from .control_flow import __all__ as _control
 
@@ -140,6 +142,7 @@ __all__ = sorted(
         + _pad
         + _reduce
         + _set
+        + _torch
         + _control
     )
     | {"isdtype", "can_cast", "e", "pi", "inf", "nan", "newaxis"}

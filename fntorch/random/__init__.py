@@ -34,7 +34,9 @@ plus a rank-0 one for the key schedule; dropout's mask and scaling join it too),
 dedicated primitive would save only trace time while adding six rules to keep in sync.
 Eagerly a draw is ~120 numpy ops, each vectorized over the whole output.
 
-The keys are in ``_keys.py``, the samplers in ``_distributions.py``.
+The keys are in ``_keys.py``, the samplers in ``_distributions.py``; PyTorch-style
+randomness (``ft.manual_seed``, ``ft.rand``, ``ft.Generator``: a global key in a cell,
+split per draw) in ``_torch_style.py``, exported at the top level.
 """
 
 from ._distributions import (
@@ -49,6 +51,15 @@ from ._distributions import (
     uniform,
 )
 from ._keys import bits, fold_in, key, split, threefry_2x32
+from ._torch_style import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
 
 __all__ = [
     "key",
@@ -65,4 +76,12 @@ __all__ = [
     "permutation",
     "choice",
     "threefry_2x32",
+    # PyTorch's torch.random (the global key): also at the top level
+    "Generator",
+    "default_generator",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
 ]
