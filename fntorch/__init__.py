@@ -10,9 +10,8 @@ and ``jit`` are composable transforms over one small set of primitives.
 
 # Registers the CPU device and its impls. `ft.devices` is the function (from ops.api);
 # the room stays importable as `fntorch.devices`.
-from . import cuda, fx, nn, ops, random, transforms, tree
+from . import cuda, fx, nn, ops, optim, random, transforms, tree, utils
 from . import devices as _devices
-from . import fx, nn, ops, random, transforms, tree, utils
 from ._version import __version__
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
