@@ -11,7 +11,9 @@ and ``jit`` are composable transforms over one small set of primitives.
 # Registers the CPU device and its impls. `ft.devices` is the function (from ops.api);
 # the room stays importable as `fntorch.devices`.
 from . import devices as _devices
-from . import fx, nn, ops, random, transforms, tree
+
+# isort: split
+from . import debug, fx, nn, ops, random, transforms, tree
 from ._version import __version__
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError

@@ -42,6 +42,7 @@ import numpy as np
 import optree
 
 from .. import tree as tree_util
+from ..fx import core as _fx_core
 from ..fx import dtypes as dt
 from ..fx.core import (
     EVAL_TRACE,
@@ -56,6 +57,7 @@ from ..fx.core import (
     get_default_device,
     host_device,
 )
+from . import debug_rules
 from ._args import _as_tensor
 from .jit_config import Config, config  # noqa: F401
 from .jit_lowered import Compiled, Lowered, _aval_str  # noqa: F401
@@ -355,6 +357,12 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         """Runs the compiled program for these arguments' signature (tracing it once);
         inside another transform, the function is inlined into that transform."""
+        out = self._dispatch(*args, **kwargs)
+        if _fx_core._debug_check is not None:  # ft.config debug_nans / debug_infs
+            debug_rules.check_jit_result(self.fun, args, kwargs, out, self._name)
+        return out
+
+    def _dispatch(self, *args, **kwargs):
         if current_trace() is not EVAL_TRACE:
             return self._call_traced(args, kwargs)  # one jit_call in the enclosing trace
         got = self._signature(args, kwargs)
