@@ -12,6 +12,9 @@ and ``jit`` are composable transforms over one small set of primitives.
 # the room stays importable as `fntorch.devices`.
 from . import cuda, fx, nn, ops, optim, random, transforms, tree, utils
 from . import devices as _devices
+
+# isort: split
+from . import debug
 from ._version import __version__
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError

@@ -554,6 +554,8 @@ class EvalTrace(Trace):
                 f"primitive {prim.name!r} has no impl on device {device}"
             ) from None
         out = impl(*vals, **params)
+        if _debug_check is not None:  # ft.config debug_nans / debug_infs: the one check
+            _debug_check(prim, vals, params, out)
         if scalars_only:
             out = [_scalar_result(o) for o in out] if prim.multiple_results else _scalar_result(out)
         if prim.multiple_results:
@@ -595,6 +597,26 @@ def _scalar_result(out):
 
 _ndarray = np.ndarray
 EVAL_TRACE = EvalTrace()
+
+# ``fn(prim, vals, params, out)`` run after every eager impl while ``ft.config``'s
+# ``debug_nans`` or ``debug_infs`` is on, else None (``transforms/debug_rules.py`` sets
+# it): one global read is all eager dispatch pays with both off.
+_debug_check: Callable | None = None
+
+
+def set_debug_check(check: Callable | None) -> None:
+    """Installs ``check(prim, vals, params, out)``, run after every eager impl (None: off).
+
+    >>> import fntorch as ft
+    >>> x, seen = ft.ones(2), []
+    >>> set_debug_check(lambda prim, vals, params, out: seen.append(prim.name))
+    >>> _ = ft.sin(x); set_debug_check(None); seen
+    ['sin']
+    """
+    global _debug_check
+    _debug_check = check
+
+
 _current_trace: contextvars.ContextVar[Trace] = contextvars.ContextVar(
     "fntorch_current_trace", default=EVAL_TRACE
 )

@@ -11,6 +11,8 @@ linear graph).
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +32,43 @@ from .core import (
 from .dtypes import WeakScalar
 
 _var_ids = itertools.count()
+
+# ----------------------------------------------------------------------- source lines
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The source of the equation ``eval_graph`` is binding now, innermost last: a graph
+# evaluated again (eagerly, or staged by a transform) keeps its equations' lines.
+_eqn_sources: list = []
+
+
+def user_source() -> tuple[str, int] | None:
+    """``(file, line)`` of the user's code calling into fntorch now: the innermost stack
+    frame outside the fntorch package (or the line of the equation that ``eval_graph``
+    is evaluating), None if there is none.
+
+    >>> import os
+    >>> os.path.basename(user_source()[0]) != "graph.py"
+    True
+    """
+    if _eqn_sources and _eqn_sources[-1] is not None:
+        return _eqn_sources[-1]
+    f = sys._getframe(1)
+    pkg = _PACKAGE_DIR
+    while f is not None:
+        code = f.f_code
+        if not code.co_filename.startswith(pkg):
+            return (code.co_filename, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+def format_source(source) -> str:
+    """``file:line`` of an equation's ``source`` (``"?"`` when unknown).
+
+    >>> format_source(("/tmp/model.py", 12))
+    '/tmp/model.py:12'
+    """
+    return "?" if source is None else f"{source[0]}:{source[1]}"
 
 
 class Var:
@@ -72,7 +111,8 @@ class Literal:
 class Eqn:
     """One primitive application: ``outputs = primitive[params](*inputs)``.
 
-    ``inputs`` are ``Var``s and ``Literal``s; ``primitive`` is the ``Primitive`` object.
+    ``inputs`` are ``Var``s and ``Literal``s; ``primitive`` is the ``Primitive`` object;
+    ``source`` is the user's ``(file, line)`` that staged it (None when not known).
 
     >>> import fntorch as ft
     >>> e = ft.make_graph(lambda x: x * 2.0)(ft.ones(3)).eqns[0]
@@ -84,6 +124,7 @@ class Eqn:
     inputs: list
     outputs: list
     params: dict
+    source: tuple | None = None
 
     def __repr__(self):
         return f"Eqn({self.primitive.name}, {len(self.inputs)} in, {len(self.outputs)} out)"
@@ -118,6 +159,17 @@ class Graph:
     def __str__(self):
         return pp_graph(self)
 
+    def pretty(self, source: bool = False) -> str:
+        """The listing of ``pp_graph``; with ``source=True`` each equation ends with the
+        ``file:line`` of the user's code that staged it.
+
+        >>> import fntorch as ft
+        >>> g = ft.make_graph(lambda x: ft.sin(x))(ft.ones(3))
+        >>> "<doctest" in g.pretty(source=True).splitlines()[1]
+        True
+        """
+        return pp_graph(self, source=source)
+
     def __repr__(self):
         return f"Graph(\n{pp_graph(self)}\n)"
 
@@ -126,9 +178,10 @@ class Graph:
         return eval_graph(self, *args)
 
 
-def _fmt_param(v) -> str:
+def _fmt_param(v, source=False) -> str:
     if isinstance(v, Graph):
-        return "{\n" + "\n".join("      " + s for s in pp_graph(v).splitlines()) + "\n    }"
+        inner = pp_graph(v, source=source).splitlines()
+        return "{\n" + "\n".join("      " + s for s in inner) + "\n    }"
     if isinstance(v, np.dtype):
         return str(v)
     if callable(v):
@@ -136,7 +189,7 @@ def _fmt_param(v) -> str:
     return repr(v)
 
 
-def pp_graph(g: Graph) -> str:
+def pp_graph(g: Graph, source: bool = False) -> str:
     """A readable listing of a graph, one equation per line (what ``str(graph)`` gives).
 
     >>> import fntorch as ft
@@ -170,10 +223,11 @@ def pp_graph(g: Graph) -> str:
     lines = [f"{{ lambda {head}. let"]
     for e in g.eqns:
         lhs = " ".join(decl(v) for v in e.outputs)
-        params = " ".join(f"{k}={_fmt_param(v)}" for k, v in e.params.items())
+        params = " ".join(f"{k}={_fmt_param(v, source)}" for k, v in e.params.items())
         params = f"[{params}]" if params else ""
         args = " ".join(name(v) for v in e.inputs)
-        lines.append(f"    {lhs} = {e.primitive.name}{params} {args}")
+        where = f"  # {format_source(e.source)}" if source else ""
+        lines.append(f"    {lhs} = {e.primitive.name}{params} {args}{where}")
     lines.append(f"  in ({', '.join(name(v) for v in g.outvars)}) }}")
     return "\n".join(lines)
 
@@ -202,8 +256,13 @@ def eval_graph(graph: Graph, *args) -> list:
     def read(v):
         return v.value if isinstance(v, Literal) else env[v.id]
 
+    sources = _eqn_sources
     for e in graph.eqns:
-        outs = e.primitive.bind(*map(read, e.inputs), **e.params)
+        sources.append(e.source)
+        try:
+            outs = e.primitive.bind(*map(read, e.inputs), **e.params)
+        finally:
+            sources.pop()
         if e.primitive.multiple_results:
             for v, o in zip(e.outputs, outs):
                 env[v.id] = o
@@ -280,12 +339,16 @@ def inline_custom_calls(graph: Graph) -> Graph:
 
             for se in sub.eqns:
                 outs = [Var(v.aval) for v in se.outputs]
-                eqns.append(Eqn(se.primitive, [read_local(v) for v in se.inputs], outs, se.params))
+                eqns.append(
+                    Eqn(
+                        se.primitive, [read_local(v) for v in se.inputs], outs, se.params, se.source
+                    )
+                )
                 local.update((v.id, o) for v, o in zip(se.outputs, outs))
             env.update((v.id, read_local(o)) for v, o in zip(e.outputs, sub.outvars))
         else:
             params = {k: _inline_param(p) for k, p in e.params.items()}
-            eqns.append(Eqn(e.primitive, ins, list(e.outputs), params))
+            eqns.append(Eqn(e.primitive, ins, list(e.outputs), params, e.source))
     outvars = [read(v) for v in graph.outvars]
     return Graph(list(graph.invars), outvars, eqns, list(graph.constvars), list(graph.consts))
 
@@ -404,7 +467,7 @@ class GraphTrace(Trace):
         if not prim.multiple_results:
             out_avals = [out_avals]
         outs = [Var(a) for a in out_avals]
-        self.eqns.append(Eqn(prim, inputs, outs, dict(params)))
+        self.eqns.append(Eqn(prim, inputs, outs, dict(params), user_source()))
         tracers = [GraphTracer(self, v) for v in outs]
         return tracers if prim.multiple_results else tracers[0]
 
@@ -428,7 +491,7 @@ class GraphTrace(Trace):
         inputs = [self.lift(c, kind) for c in consts] + [self.lift(a, kind) for a in args]
         params = {"kind": kind, "call": call, "graph": closed, "num_consts": len(consts)}
         outs = [Var(v.aval) for v in g.outvars]
-        self.eqns.append(Eqn(custom_call, inputs, outs, params))
+        self.eqns.append(Eqn(custom_call, inputs, outs, params, user_source()))
         return [GraphTracer(self, v) for v in outs]
 
     def to_graph(self, outputs) -> Graph:

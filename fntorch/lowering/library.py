@@ -60,7 +60,7 @@ class LibrarySteps:
         if not multi and not e.outputs[0].aval.shape:
             # numpy returns a scalar for a full reduction; kernels read ndarray structs
             fn = _as_array(fn)
-        if all(self.kind[i] == CONST for i in ins):
+        if all(self.kind[i] == CONST for i in ins) and not lowering_table[e.primitive].effects:
             res = fn(*[self.probe[i] for i in ins])
             for v, r in zip(e.outputs, res if multi else [res]):
                 self.slot[v.id] = self.const_slot(r)

@@ -90,7 +90,7 @@ def simplify(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
             # these, and a pair that cancels leaves the product it wraps uncopied.
             src, p1 = transposes[ins[0].id]
             perm = tuple(p1[i] for i in e.params["permutation"])
-            e = Eqn(e.primitive, [src], list(e.outputs), {"permutation": perm})
+            e = Eqn(e.primitive, [src], list(e.outputs), {"permutation": perm}, e.source)
             ins = [src]
         if is_transpose and isinstance(ins[0], Var):
             transposes[e.outputs[0].id] = (ins[0], tuple(e.params["permutation"]))
@@ -98,7 +98,8 @@ def simplify(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
         if alias is not None:
             subst[e.outputs[0].id] = alias
             continue
-        if _foldable(e, ins, consts):
+        effects = lowering_table[e.primitive].effects
+        if not effects and _foldable(e, ins, consts):
             folded = _fold(e, ins, consts, fold_limit)
             if folded is not None:
                 for v, r in zip(e.outputs, folded):
@@ -113,7 +114,7 @@ def simplify(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
                 continue
         try:
             params = tuple((k, _param_key(p)) for k, p in sorted(e.params.items()))
-            key = (e.primitive, tuple(_in_key(v) for v in ins), params)
+            key = None if effects else (e.primitive, tuple(_in_key(v) for v in ins), params)
             hash(key)
         except TypeError:
             key = None
@@ -123,7 +124,7 @@ def simplify(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
             continue
         if key is not None:
             seen[key] = e.outputs
-        eqns.append(Eqn(e.primitive, ins, list(e.outputs), e.params))
+        eqns.append(Eqn(e.primitive, ins, list(e.outputs), e.params, e.source))
     outvars = [resolve(v) for v in graph.outvars]
     g = Graph(list(graph.invars), outvars, eqns, constvars, const_vals)
     return dce(g)
@@ -155,11 +156,12 @@ def _fold(e: Eqn, ins, consts, limit):
 
 
 def dce(graph: Graph) -> Graph:
-    """Drops equations (and constants) whose results are never used."""
+    """Drops equations (and constants) whose results are never used; an equation with
+    effects (``Lowering.effects``: ``debug_callback``) always stays."""
     live = {v.id for v in graph.outvars if isinstance(v, Var)}
     kept = []
     for e in reversed(graph.eqns):
-        if any(v.id in live for v in e.outputs):
+        if lowering_table[e.primitive].effects or any(v.id in live for v in e.outputs):
             kept.append(e)
             live.update(v.id for v in e.inputs if isinstance(v, Var))
     kept.reverse()
@@ -222,7 +224,7 @@ def outer_products(graph: Graph) -> Graph:
         nb, nl = len(lb), len(lhs.aval.shape) - len(lb) - len(lc)
         a = operand(lhs, lc, lb, range(nb + nl), shape)
         b = operand(rhs, rc, rb, [*range(nb), *range(nb + nl, len(shape))], shape)
-        eqns.append(Eqn(mul_p, [a, b], [out], {}))
+        eqns.append(Eqn(mul_p, [a, b], [out], {}, e.source))
         changed = True
     if not changed:
         return graph
@@ -279,7 +281,7 @@ def transposed_dots(graph: Graph) -> Graph:
         if tuple(e.params["permutation"]) != want or nl == 0 or nr == 0:
             continue
         params = {**d.params, "dimension_numbers": ((rc, lc), (rb, lb))}
-        swapped[e.outputs[0].id] = Eqn(d.primitive, [rhs, lhs], list(e.outputs), params)
+        swapped[e.outputs[0].id] = Eqn(d.primitive, [rhs, lhs], list(e.outputs), params, d.source)
     if not swapped:
         return graph
     dropped = {id(dots[e.inputs[0].id]) for e in graph.eqns if e.outputs[0].id in swapped}

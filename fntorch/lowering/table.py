@@ -22,11 +22,14 @@ Each entry's ``kind`` is one of
 The other fields say what passes and fusion ask of a primitive: ``matmul`` (a
 ``dot_general``: outer products, transposed products, the program's BLAS call, a scan
 accumulator), ``sum`` (``reduce_sum``: a BLAS column sum, a scan accumulator),
-``adds`` (``add``: the combiner of a scan accumulator) and ``foldable`` (constant
-folding may run it). Primitives are found in the registry ``fntorch.fx.core.primitives``
-as they are made; an entry is made on first lookup, so primitives registered after this
-module is imported have one too. A primitive no rule lowers (no kernel rule, view,
-template, control step or host impl) has no entry.
+``adds`` (``add``: the combiner of a scan accumulator), ``foldable`` (constant
+folding may run it) and ``effects`` (it does something besides computing its outputs,
+``debug_callback``: DCE keeps it, CSE never merges it, nothing folds it or runs it when
+the program is built, only when the program runs). Primitives are found in the
+registry ``fntorch.fx.core.primitives`` as they are made; an entry is made on first
+lookup, so primitives registered after this module is imported have one too. A
+primitive no rule lowers (no kernel rule, view, template, control step or host impl)
+has no entry.
 
 >>> from fntorch.ops import lax
 >>> lowering_table[lax.transpose_p].kind, lowering_table[lax.dot_general_p].kind
@@ -56,6 +59,8 @@ _CONTROL = frozenset({"cond", "while_loop", "scan", "jit_call"})
 _ERASED = frozenset({"copy", "stop_gradient"})
 # Never folded: their params hold Python callables with effects of their own.
 _NO_FOLD = frozenset({"custom_lin"})
+# Effectful: run for their effect (a print), kept however unused their outputs are.
+_EFFECTS = frozenset({"debug_callback"})
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class Lowering:
     sum: bool = False  # reduce_sum
     adds: bool = False  # add
     foldable: bool = True
+    effects: bool = False  # kept by DCE, never merged by CSE, never folded or pre-run
     # (params, inputs, out) -> the input the output equals exactly, or None
     identity: Callable | None = None
     # A kernel may compute it: kinds "elementwise" and "reduction", and the erased ones
@@ -88,7 +94,8 @@ def _entry(p: Primitive) -> Lowering | None:
     n = p.name
     fields = dict(
         matmul=n == "dot_general", sum=n == "reduce_sum", adds=n == "add",
-        foldable=n not in _NO_FOLD, identity=identity_rules.get(n),
+        foldable=n not in _NO_FOLD and n not in _EFFECTS, effects=n in _EFFECTS,
+        identity=identity_rules.get(n),
         kernel=n in KERNEL_PRIMITIVES and not p.multiple_results and n not in _VIEWS,
     )  # fmt: skip
     if n in _VIEWS:

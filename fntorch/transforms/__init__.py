@@ -16,6 +16,7 @@ from . import (
     custom_call,
     custom_jvp,
     custom_vjp,
+    debug_rules,
     export,
     jvp_control,
     jvp_elementwise,

@@ -47,6 +47,7 @@ import numpy as np
 import optree
 
 from .. import tree as tree_util
+from ..fx import core as _fx_core
 from ..fx import dtypes as dt
 from ..fx.core import (
     EVAL_TRACE,
@@ -61,6 +62,7 @@ from ..fx.core import (
     get_default_device,
     host_device,
 )
+from . import debug_rules
 from ._args import _as_tensor
 from .jit_config import Config, _disable_state, _jit_disabled, config, disable_jit  # noqa: F401
 from .jit_explain import explain_miss
@@ -372,6 +374,12 @@ class JitFunction:
         inside another transform, the function is inlined into that transform."""
         if _disable_state[0] and _jit_disabled.get():
             return self.fun(*args, **kwargs)
+        out = self._dispatch(*args, **kwargs)
+        if _fx_core._debug_check is not None:  # ft.config debug_nans / debug_infs
+            debug_rules.check_jit_result(self.fun, args, kwargs, out, self._name)
+        return out
+
+    def _dispatch(self, *args, **kwargs):
         if current_trace() is not EVAL_TRACE:
             return self._call_traced(args, kwargs)  # one jit_call in the enclosing trace
         got = self._signature(args, kwargs)

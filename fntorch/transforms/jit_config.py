@@ -9,6 +9,9 @@ import contextlib
 import contextvars
 import os
 
+# ``hook(name, value)`` run after each ``config.update`` (the debug checks follow theirs).
+on_update: list = []
+
 
 class Config:
     """Process-wide jit settings: ``ft.config.update(name, value)``, read as attributes.
@@ -55,6 +58,8 @@ class Config:
         if choices and value not in choices:
             raise ValueError(f"config.update: {name} must be one of {choices}, got {value!r}")
         self._values[name] = value
+        for hook in on_update:
+            hook(name, value)
 
     def __getattr__(self, name):
         try:

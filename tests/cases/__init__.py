@@ -105,9 +105,9 @@ def broadcastable_shapes(data, n=2, max_dims=3, max_side=4):
 
 
 def all_cases():
-    from . import control, elementwise, indexing, linalg, reduce, structural
+    from . import control, debug, elementwise, indexing, linalg, reduce, structural
 
     out = []
-    for m in (elementwise, structural, indexing, reduce, linalg, control):
+    for m in (elementwise, structural, indexing, reduce, linalg, control, debug):
         out.extend(getattr(m, "CASES", []))
     return out

@@ -47,7 +47,8 @@ def test_entries_say_what_the_passes_ask():
     assert [p.name for p, e in t.items() if e.matmul] == ["dot_general"]
     assert [p.name for p, e in t.items() if e.sum] == ["reduce_sum"]
     assert [p.name for p, e in t.items() if e.adds] == ["add"]
-    assert {p.name for p, e in t.items() if not e.foldable} <= {"custom_lin"}
+    assert {p.name for p, e in t.items() if not e.foldable} <= {"custom_lin", "debug_callback"}
+    assert [p.name for p, e in t.items() if e.effects] == ["debug_callback"]
 
 
 def test_identity_rules_name_registered_primitives_and_sit_in_their_entries():
