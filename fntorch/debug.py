@@ -73,7 +73,8 @@ def callback(fun, *args) -> None:
     keeps compiled programs shared across retraces.
 
     >>> import fntorch as ft
-    >>> ft.debug.callback(lambda a: print(a.sum()), ft.ones(3))
-    3.0
+    >>> seen = []
+    >>> ft.debug.callback(lambda a: seen.append(float(a.sum())), ft.ones(3)); seen
+    [3.0]
     """
     debug_callback_p.bind(*args, callback=fun)

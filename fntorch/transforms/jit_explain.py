@@ -217,5 +217,5 @@ def explain_miss(jitted, key, names, structs) -> None:
         warnings.warn(
             retrace_warning(jitted._name, retraces, config.max_retraces, jitted._changed),
             UserWarning,
-            stacklevel=4,  # explain_miss, _compile, __call__: then the caller's line
+            stacklevel=5,  # explain_miss, _compile, _dispatch, __call__: then the caller
         )
