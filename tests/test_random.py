@@ -387,8 +387,11 @@ def test_dropout_scales_and_masks():
 def test_dropout_errors():
     with pytest.raises(ValueError, match="between 0 and 1"):
         F.dropout(ft.ones(3), 1.5, R.key(0))
-    with pytest.raises(ValueError, match="key"):
-        F.dropout(ft.ones(3), 0.5)
+    # Without a key, PyTorch's F.dropout(x, p, training) draws from the global key.
+    ft.manual_seed(3)
+    a = F.dropout(ft.ones(64), 0.5, True)
+    ft.manual_seed(3)
+    assert np.array_equal(arr(a), arr(F.dropout(ft.ones(64), 0.5)))
 
 
 # ------------------------------------------------------------------ errors

@@ -112,17 +112,16 @@ def _fntorch(inputs):
     return fntorch_jit_thunk(fntorch_step(), *_fntorch_args(inputs))
 
 
-@W5.impl("fntorch", mode="grad(jit)", label="grad of the jit'ed loss, eager update")
+@W5.impl("fntorch", mode="grad(jit)", label="grad of the jit'ed loss, jit'ed update")
 def _fntorch_grad_of_jit(inputs):
     import fntorch as ft
 
     grad = ft.grad(ft.jit(fntorch_loss))  # jit_call: a forward and a transposed program
+    update = ft.jit(lambda p, g: {k: p[k] - LR * g[k] for k in p})  # as the jit step fuses it
     args = _fntorch_args(inputs)
 
     def run():
-        p = args[0]
-        g = grad(*args)
-        return {k: p[k] - LR * g[k] for k in p}
+        return update(args[0], grad(*args))
 
     return run
 

@@ -1,6 +1,9 @@
 """``ft.nn``: the stateful shim. ``Module``, ``Parameter`` and ``Buffer`` (cells), the
-tape (``autograd``), ``functional``, ``init``; layers and losses."""
+tape (``autograd``), ``functional``, ``init``, layers, containers and losses."""
 
 from . import autograd, functional, init
+from .containers import *  # noqa: F403
+from .layers import *  # noqa: F403
 from .module import Module
 from .parameter import Buffer, Parameter
+from .stateless import functional_call

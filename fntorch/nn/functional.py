@@ -1,44 +1,440 @@
-"""``ft.nn.functional``: PyTorch's functional names on fntorch tensors (a first few).
+"""``ft.nn.functional``: PyTorch's functional names and signatures on fntorch tensors.
 
-Randomness is explicit: functions that draw take a ``key`` from ``ft.random``.
+Every function is built from fntorch's primitives, so each is differentiable by ``grad``,
+batched by ``vmap``, compiled by ``jit`` and recorded by the tape. Functions that draw
+(``dropout``) take PyTorch's arguments and draw from the global key (``ft.manual_seed``);
+``key=`` gives an explicit one, as the pure API does.
+
+>>> import fntorch as ft
+>>> F = ft.nn.functional
+>>> F.relu(ft.asarray([-1.0, 2.0])).tolist(), F.softmax(ft.zeros(2), dim=-1).tolist()
+([0.0, 2.0], [0.5, 0.5])
 """
 
 from __future__ import annotations
 
+import math
+
 from .. import random as _random
+from ..fx import dtypes as _dt
 from ..fx.core import Tensor
 from ..ops import api as _api
+from ..ops import lax as _lax
 
-__all__ = ["dropout"]
+__all__ = [
+    "linear", "relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus",
+    "sigmoid", "tanh", "hardtanh", "softmax", "log_softmax", "dropout", "embedding",
+    "one_hot", "layer_norm", "rms_norm", "group_norm", "batch_norm", "conv1d", "conv2d",
+    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "pad", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
+    "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div", "scaled_dot_product_attention",
+    "normalize",
+]  # fmt: skip
 
 
-def dropout(x, p: float = 0.5, key=None, training: bool = True) -> Tensor:
-    """Zeroes each element with probability ``p`` and scales the rest by ``1 / (1 - p)``.
+def _t(x) -> Tensor:
+    return x if isinstance(x, Tensor) else _api.asarray(x)
 
-    The identity when ``training`` is False or ``p == 0``. Unlike PyTorch's ``F.dropout``
-    the mask comes from an explicit ``key``, so the same key drops the same elements
-    eagerly, under ``ft.jit`` and under ``ft.vmap``.
+
+def _tuple(v, n: int) -> tuple:
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+# ---------------------------------------------------------------------- activations
+
+
+def linear(input, weight, bias=None):  # noqa: A002 - PyTorch's names
+    """``input @ weight.T + bias`` (PyTorch's ``F.linear``).
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.linear(ft.ones((1, 2)), ft.ones((3, 2))).tolist()
+    [[2.0, 2.0, 2.0]]
+    """
+    y = _api.matmul(input, _api.matrix_transpose(weight))
+    return y if bias is None else y + bias
+
+
+def relu(input, inplace: bool = False):  # noqa: A002
+    """max(x, 0). ``inplace`` is accepted (tensors are values: a new one is returned)."""
+    return _api.relu(input)
+
+
+def relu6(input, inplace: bool = False):  # noqa: A002
+    """min(max(x, 0), 6)."""
+    return _api.clip(input, 0.0, 6.0)
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):  # noqa: A002
+    """x where x > 0, else ``negative_slope * x``."""
+    return _api.where(input > 0, input, input * negative_slope)
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False):  # noqa: A002
+    """x where x > 0, else ``alpha * (exp(x) - 1)``."""
+    return _api.where(input > 0, input, alpha * _api.expm1(_api.minimum(input, 0.0)))
+
+
+def gelu(input, approximate: str = "none"):  # noqa: A002
+    """GELU, exact (erf) or ``approximate="tanh"``, as PyTorch."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _api.gelu(input, approximate=approximate == "tanh")
+
+
+def silu(input, inplace: bool = False):  # noqa: A002
+    """x * sigmoid(x)."""
+    return input * _api.sigmoid(input)
+
+
+def softplus(input, beta: float = 1.0, threshold: float = 20.0):  # noqa: A002
+    """log(1 + exp(beta x)) / beta, linear above ``threshold`` (PyTorch's)."""
+    bx = input * beta
+    return _api.where(bx > threshold, input, _api.logaddexp(bx, 0.0) / beta)
+
+
+def mish(input, inplace: bool = False):  # noqa: A002
+    """x * tanh(softplus(x))."""
+    return input * _api.tanh(softplus(input))
+
+
+def sigmoid(input):  # noqa: A002
+    """1 / (1 + exp(-x))."""
+    return _api.sigmoid(input)
+
+
+def tanh(input):  # noqa: A002
+    """tanh(x)."""
+    return _api.tanh(input)
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):  # noqa: A002
+    """x clipped to [min_val, max_val]."""
+    return _api.clip(input, min_val, max_val)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
+    """Softmax over ``dim``."""
+    x = input if dtype is None else input.astype(dtype)
+    return _api.softmax(x, axis=-1 if dim is None else dim)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
+    """Log of the softmax over ``dim``."""
+    x = input if dtype is None else input.astype(dtype)
+    return _api.log_softmax(x, axis=-1 if dim is None else dim)
+
+
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12):  # noqa: A002
+    """``x / max(||x||_p, eps)`` along ``dim``."""
+    n = _api.sum(_api.abs(input) ** p, axis=dim, keepdims=True) ** (1.0 / p)
+    return input / _api.maximum(n, eps)
+
+
+# ------------------------------------------------------------------- dropout, embedding
+
+
+def dropout(input, p: float = 0.5, *args, key=None, training=None, inplace=False):  # noqa: A002
+    """Zeroes each element with probability ``p`` and scales the rest by ``1/(1-p)``;
+    the identity unless ``training``. PyTorch's signature; the mask is drawn from the
+    global key (``ft.manual_seed``) unless ``key=`` is given.
 
     >>> import fntorch as ft
     >>> x = ft.ones(8)
-    >>> y = ft.nn.functional.dropout(x, 0.5, ft.random.key(0))
+    >>> y = ft.nn.functional.dropout(x, 0.5, key=ft.random.key(0))
     >>> sorted(set(y.tolist())) in ([0.0, 2.0], [0.0], [2.0])
     True
     >>> ft.nn.functional.dropout(x, 0.5, training=False) is x
     True
     """
+    # PyTorch's (input, p, training, inplace), or fntorch's (input, p, key)
+    if args and isinstance(args[0], Tensor):
+        key, args = args[0], args[1:]
+    if args:
+        training = args[0] if training is None else training
+    training = True if training is None else training
     if isinstance(p, Tensor) or not 0.0 <= float(p) <= 1.0:
         raise ValueError(f"dropout: p must be a number between 0 and 1, got {p!r}")
     p = float(p)
     if not training or p == 0.0:
-        return x
-    if key is None:
-        raise ValueError(
-            "dropout: training=True with p > 0 needs a key: "
-            "dropout(x, p, key=ft.random.key(seed)) (split a fresh key for each call)"
-        )
-    x = x if isinstance(x, Tensor) else _api.asarray(x)
+        return input
+    x = _t(input)
     if p == 1.0:
         return _api.zeros_like(x)
+    if key is None:
+        from ..random._torch_style import draw_key
+
+        key = draw_key()
     keep = _random.bernoulli(key, 1.0 - p, x.shape)
     return _api.where(keep, x / (1.0 - p), _api.zeros_like(x))
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # noqa: A002
+              scale_grad_by_freq=False, sparse=False):  # fmt: skip
+    """Rows of ``weight`` at the indices ``input`` (``padding_idx``'s row gets no
+    gradient, as PyTorch).
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.embedding(ft.asarray([1]), ft.eye(3)).tolist()
+    [[0.0, 1.0, 0.0]]
+    """
+    if max_norm is not None:
+        raise NotImplementedError("embedding(max_norm=...) renormalizes weight in place")
+    idx = _t(input)
+    if padding_idx is not None:
+        pad = padding_idx % weight.shape[0]
+        mask = (_api.arange(weight.shape[0]) == pad)[:, None]
+        weight = _api.where(mask, _lax.stop_gradient(weight), weight)
+    return _api.take(weight, idx, axis=0)
+
+
+def one_hot(tensor, num_classes: int = -1):
+    """int64 one-hot rows of ``tensor``'s class indices."""
+    t = _t(tensor)
+    n = int(_api.max(t)) + 1 if num_classes < 0 else num_classes
+    return (t[..., None] == _api.arange(n)).astype(_dt.int64)
+
+
+# -------------------------------------------------------------------------- norms
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):  # noqa: A002
+    """Normalizes over the last ``len(normalized_shape)`` dims (biased variance)."""
+    k = len(_tuple(normalized_shape, 1))
+    axes = tuple(range(-k, 0))
+    mean = _api.mean(input, axis=axes, keepdims=True)
+    var = _api.var(input, axis=axes, keepdims=True)
+    y = (input - mean) * _api.rsqrt(var + eps)
+    if weight is not None:
+        y = y * weight
+    return y if bias is None else y + bias
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
+    """``x / sqrt(mean(x^2) + eps) * weight`` over the last dims."""
+    k = len(_tuple(normalized_shape, 1))
+    eps = float(_dt.finfo(input.dtype).eps) if eps is None else eps
+    ms = _api.mean(input * input, axis=tuple(range(-k, 0)), keepdims=True)
+    y = input * _api.rsqrt(ms + eps)
+    return y if weight is None else y * weight
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):  # noqa: A002
+    """Normalizes each of ``num_groups`` channel groups of ``(N, C, *)``."""
+    n, c = input.shape[:2]
+    g = _api.reshape(input, (n, num_groups, -1))
+    mean = _api.mean(g, axis=-1, keepdims=True)
+    var = _api.var(g, axis=-1, keepdims=True)
+    y = _api.reshape((g - mean) * _api.rsqrt(var + eps), input.shape)
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        y = y * _api.reshape(weight, shape)
+    return y if bias is None else y + _api.reshape(bias, shape)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa: A002
+               training=False, momentum=0.1, eps=1e-5):  # fmt: skip
+    """Batch normalization over ``(N, C, *)``'s all dims but C. In training, batch
+    statistics normalize and the running statistics (cells) are updated as PyTorch's
+    (unbiased variance into ``running_var``)."""
+    axes = (0,) + tuple(range(2, input.ndim))
+    shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
+    if training:
+        mean = _api.mean(input, axis=axes)
+        var = _api.var(input, axis=axes)
+        if running_mean is not None:
+            n = math.prod(input.shape[i] for i in axes)
+            unbiased = var * (n / max(n - 1, 1))
+            _update(running_mean, (1 - momentum) * running_mean + momentum * mean)
+            _update(running_var, (1 - momentum) * running_var + momentum * unbiased)
+    else:
+        mean, var = running_mean, running_var
+    y = (input - _api.reshape(mean, shape)) * _api.rsqrt(_api.reshape(var, shape) + eps)
+    if weight is not None:
+        y = y * _api.reshape(weight, shape)
+    return y if bias is None else y + _api.reshape(bias, shape)
+
+
+def _update(cell, value) -> None:
+    from ..fx.cell import Cell
+
+    if isinstance(cell, Cell):
+        cell.set_(_lax.stop_gradient(value).astype(cell.dtype))
+
+
+# ------------------------------------------------------------------ convolutions, pools
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nsp):  # noqa: A002
+    stride, dilation = _tuple(stride, nsp), _tuple(dilation, nsp)
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = ((0, 0),) * nsp
+        elif padding == "same":
+            pads = []
+            for k, d in zip(weight.shape[2:], dilation):
+                total = d * (k - 1)
+                pads.append((total // 2, total - total // 2))
+            pads = tuple(pads)
+        else:
+            raise ValueError(f"conv: padding must be 'valid', 'same' or ints, got {padding!r}")
+    else:
+        pads = tuple((p, p) for p in _tuple(padding, nsp))
+    y = _lax.conv_general_dilated(
+        input, weight, stride, pads, rhs_dilation=dilation, feature_group_count=groups
+    )
+    if bias is not None:
+        y = y + _api.reshape(bias, (1, -1) + (1,) * nsp)
+    return y
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    """1-d cross-correlation over ``(N, C, L)`` (PyTorch's layouts)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    """2-d cross-correlation over ``(N, C, H, W)`` (PyTorch's layouts).
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.conv2d(ft.ones((1, 1, 3, 3)), ft.ones((2, 1, 2, 2))).shape
+    (1, 2, 2, 2)
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def _pool_args(x, kernel_size, stride, padding, nsp, ceil_mode):
+    k = _tuple(kernel_size, nsp)
+    s = k if stride is None or stride == [] else _tuple(stride, nsp)
+    p = _tuple(padding, nsp)
+    pads = []
+    for size, kk, ss, pp in zip(x.shape[-nsp:], k, s, p):
+        hi = pp
+        if ceil_mode:
+            out = -(-(size + 2 * pp - kk) // ss) + 1
+            if (out - 1) * ss >= size + pp:
+                out -= 1
+            hi = (out - 1) * ss + kk - size - pp
+        pads.append((pp, max(hi, pp)))
+    lead = x.ndim - nsp
+    return (1,) * lead + k, (1,) * lead + s, ((0, 0),) * lead + tuple(pads)
+
+
+def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nsp):
+    if return_indices:
+        raise NotImplementedError("max_pool(return_indices=True)")
+    win, strides, pads = _pool_args(x, kernel_size, stride, padding, nsp, ceil_mode)
+    dil = (1,) * (x.ndim - nsp) + _tuple(dilation, nsp)
+    return _lax.reduce_window_max(x, win, strides, pads, window_dilation=dil)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+               ceil_mode=False, return_indices=False):  # fmt: skip
+    """Max over windows of the last dim."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+               ceil_mode=False, return_indices=False):  # fmt: skip
+    """Max over windows of the last two dims.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.max_pool2d(ft.arange(16.0).reshape(1, 1, 4, 4), 2).tolist()
+    [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+
+
+def _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor, nsp):
+    win, strides, pads = _pool_args(x, kernel_size, stride, padding, nsp, ceil_mode)
+    total = _lax.reduce_window_sum(x, win, strides, pads)
+    if divisor is not None:
+        return total / divisor
+    if count_include_pad and not ceil_mode:
+        return total / math.prod(win)
+    # PyTorch counts the explicit padding but not the ceil_mode overhang
+    ones = _api.ones(x.shape[-nsp:], dtype=x.dtype)
+    inner = [(lo, lo) if count_include_pad else (0, 0) for lo, _ in pads[-nsp:]]
+    ones = _api.pad(ones, inner, constant_values=1.0) if count_include_pad else ones
+    rest = [(lo - a, hi - b) for (lo, hi), (a, b) in zip(pads[-nsp:], inner)]
+    count = _lax.reduce_window_sum(ones, win[-nsp:], strides[-nsp:], tuple(rest))
+    return total / count
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True):  # fmt: skip
+    """Mean over windows of the last dim."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True, divisor_override=None):  # fmt: skip
+    """Mean over windows of the last two dims."""
+    return _avg_pool(
+        input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2
+    )
+
+
+def _adaptive_avg(x, output_size, nsp):
+    out = _tuple(output_size, nsp)
+    for d, o in zip(range(x.ndim - nsp, x.ndim), out):
+        size = x.shape[d]
+        o = size if o is None else o
+        if size % o == 0:
+            k = size // o
+            shape = x.shape[:d] + (o, k) + x.shape[d + 1 :]
+            x = _api.mean(_api.reshape(x, shape), axis=d + 1)
+            continue
+        parts = []
+        for i in range(o):  # PyTorch's bins: [floor(i*s/o), ceil((i+1)*s/o))
+            lo, hi = (i * size) // o, -(-((i + 1) * size) // o)
+            idx = [slice(None)] * x.ndim
+            idx[d] = slice(lo, hi)
+            parts.append(_api.mean(x[tuple(idx)], axis=d, keepdims=True))
+        x = _api.concat(parts, axis=d)
+    return x
+
+
+def adaptive_avg_pool1d(input, output_size):  # noqa: A002
+    """Mean over ``output_size`` bins of the last dim."""
+    return _adaptive_avg(input, output_size, 1)
+
+
+def adaptive_avg_pool2d(input, output_size):  # noqa: A002
+    """Mean over ``output_size`` bins of the last two dims."""
+    return _adaptive_avg(input, output_size, 2)
+
+
+def pad(input, pad, mode: str = "constant", value=None):  # noqa: A002
+    """PyTorch's pad: ``pad`` lists (left, right) pairs from the LAST dim backwards.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.pad(ft.ones((1, 2)), (1, 0)).tolist()
+    [[0.0, 1.0, 1.0]]
+    """
+    if len(pad) % 2:
+        raise ValueError(f"pad: expected an even number of padding values, got {len(pad)}")
+    widths = [(0, 0)] * input.ndim
+    for i in range(len(pad) // 2):
+        widths[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    modes = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
+             "circular": "wrap"}  # fmt: skip
+    if mode not in modes:
+        raise ValueError(f"pad: unknown mode {mode!r}; expected one of {sorted(modes)}")
+    if mode == "constant":
+        return _api.pad(input, widths, constant_values=0 if value is None else value)
+    return _api.pad(input, widths, mode=modes[mode])
+
+
+from .functional_loss import (  # noqa: E402 - the losses and attention, re-exported
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    scaled_dot_product_attention,
+    smooth_l1_loss,
+)

@@ -68,6 +68,8 @@ class Module:
     """
 
     _version = 1
+    # ft.grad(loss)(model): integer buffers (num_batches_tracked) are state, not inputs
+    _grad_allows_int_leaves = True
 
     def __init__(self, *args, **kwargs):
         d = self.__dict__

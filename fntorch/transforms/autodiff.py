@@ -288,6 +288,8 @@ def _check_float_args(where, name, nums, dyn) -> None:
     """A TypeError naming the first differentiated argument (positions ``nums``, values
     ``dyn``) of function ``name`` that has a non-float leaf."""
     for i, a in zip(nums, dyn):
+        if getattr(type(a), "_grad_allows_int_leaves", False):
+            continue  # a Module: its integer buffers are state, with float0 gradients
         for leaf in tree_util.leaves(a):
             d = get_aval(leaf).dtype
             if not dt.is_float(d):

@@ -1,0 +1,239 @@
+"""Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict and the loss modules.
+
+>>> import fntorch as ft
+>>> net = ft.nn.Sequential(ft.nn.Linear(2, 3), ft.nn.ReLU())
+>>> [n for n, _ in net.named_parameters()]
+['0.weight', '0.bias']
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from . import functional as F
+from .module import Module
+from .parameter import Parameter
+
+__all__ = [
+    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+    "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+    "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+]  # fmt: skip
+
+
+class Sequential(Module):
+    """Runs its modules in order (from arguments or an OrderedDict)."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for k, m in args[0].items():
+                self.add_module(k, m)
+        else:
+            for i, m in enumerate(args):
+                self.add_module(str(i), m)
+
+    def forward(self, input):  # noqa: A002
+        for m in self._modules.values():
+            input = m(input)
+        return input
+
+    def __getitem__(self, i):
+        mods = list(self._modules.values())
+        if isinstance(i, slice):
+            return Sequential(OrderedDict(list(self._modules.items())[i]))
+        return mods[i]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module) -> Sequential:
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class ModuleList(Module):
+    """A list of modules, registered as ``0``, ``1``, ..."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        for m in modules or ():
+            self.append(m)
+
+    def append(self, module) -> ModuleList:
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def extend(self, modules) -> ModuleList:
+        for m in modules:
+            self.append(m)
+        return self
+
+    def __getitem__(self, i):
+        mods = list(self._modules.values())
+        return ModuleList(mods[i]) if isinstance(i, slice) else mods[i]
+
+    def __setitem__(self, i, module):
+        self.add_module(list(self._modules)[i], module)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class ModuleDict(Module):
+    """A dict of modules."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        for k, m in dict(modules or {}).items():
+            self.add_module(k, m)
+
+    def __getitem__(self, k):
+        return self._modules[k]
+
+    def __setitem__(self, k, m):
+        self.add_module(k, m)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, k):
+        return k in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+
+class ParameterList(Module):
+    """A list of parameters, registered as ``0``, ``1``, ..."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        for v in values or ():
+            self.append(v)
+
+    def append(self, value) -> ParameterList:
+        p = value if isinstance(value, Parameter) else Parameter(value)
+        self.register_parameter(str(len(self._parameters)), p)
+        return self
+
+    def __getitem__(self, i):
+        return list(self._parameters.values())[i]
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+
+class ParameterDict(Module):
+    """A dict of parameters."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        for k, v in dict(parameters or {}).items():
+            self[k] = v
+
+    def __setitem__(self, k, v):
+        self.register_parameter(k, v if isinstance(v, Parameter) else Parameter(v))
+
+    def __getitem__(self, k):
+        return self._parameters[k]
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def items(self):
+        return self._parameters.items()
+
+    def values(self):
+        return self._parameters.values()
+
+
+# ----------------------------------------------------------------------------- losses
+
+
+class _Loss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+
+class CrossEntropyLoss(_Loss):
+    """``functional.cross_entropy`` with ``weight``, ``ignore_index``, ``label_smoothing``."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean", label_smoothing=0.0):  # fmt: skip
+        super().__init__(reduction=reduction)
+        self.register_buffer("weight", weight)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+
+    def forward(self, input, target):  # noqa: A002
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction,
+                               label_smoothing=self.label_smoothing)  # fmt: skip
+
+
+class NLLLoss(_Loss):
+    """``functional.nll_loss``."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):  # fmt: skip
+        super().__init__(reduction=reduction)
+        self.register_buffer("weight", weight)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):  # noqa: A002
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)  # fmt: skip
+
+
+def _simple(name, fn, extra=()):
+    def __init__(self, *args, **kwargs):
+        reduction = kwargs.pop("reduction", "mean")
+        _Loss.__init__(self, reduction=reduction)
+        for (k, _), v in zip(extra, args):
+            kwargs.setdefault(k, v)
+        for k, default in extra:
+            object.__setattr__(self, k, kwargs.get(k, default))
+
+    def forward(self, input, target):  # noqa: A002
+        return fn(
+            input, target, reduction=self.reduction, **{k: getattr(self, k) for k, _ in extra}
+        )
+
+    return type(name, (_Loss,), {"__init__": __init__, "forward": forward,
+                                 "__doc__": f"``functional.{fn.__name__}``.",
+                                 "__module__": __name__})  # fmt: skip
+
+
+MSELoss = _simple("MSELoss", F.mse_loss)
+L1Loss = _simple("L1Loss", F.l1_loss)
+SmoothL1Loss = _simple("SmoothL1Loss", F.smooth_l1_loss, (("beta", 1.0),))
+HuberLoss = _simple("HuberLoss", F.huber_loss, (("delta", 1.0),))
+BCELoss = _simple("BCELoss", F.binary_cross_entropy, (("weight", None),))
+BCEWithLogitsLoss = _simple("BCEWithLogitsLoss", F.binary_cross_entropy_with_logits,
+                            (("weight", None), ("pos_weight", None)))  # fmt: skip
+KLDivLoss = _simple("KLDivLoss", F.kl_div, (("log_target", False),))
