@@ -362,14 +362,14 @@ def permutation(key, x, axis: int = 0, independent: bool = False) -> Tensor:
     if n is not None:
         if n < 0:
             raise ValueError(f"ft.random.permutation: x must be >= 0, got {n}")
-        return _shuffle(k, _api.arange(n), 0)
+        return _shuffle(k, lax.on_device_of(k, _api.arange(n)), 0)
     x = _as_tensor(x)
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"ft.random.permutation: axis {axis} is out of range for rank {x.ndim}")
     axis %= x.ndim
     if independent or x.ndim == 1:
         return _shuffle(k, x, axis)
-    idx = _shuffle(k, _api.arange(x.shape[axis]), 0)
+    idx = _shuffle(k, lax.on_device_of(k, _api.arange(x.shape[axis])), 0)
     return _api.take(x, idx, axis=axis)
 
 

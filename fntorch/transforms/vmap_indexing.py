@@ -90,7 +90,7 @@ def _gather_batch(axis_size, args, dims, *, axes):
     if d_op is None:
         return lax.gather(operand, idx, axes), 0
     operand = moveaxis(operand, d_op, 0)
-    idx = [_batch_iota(axis_size, rank_b), *idx]
+    idx = [lax.on_device_of(operand, _batch_iota(axis_size, rank_b)), *idx]
     return lax.gather(operand, idx, (0, *(a + 1 for a in axes))), 0
 
 

@@ -150,6 +150,8 @@ def _window_indices(axis_size, shape, starts, start_dims, sizes, batched_operand
     out = []
     if batched_operand:
         out.append(lax.iota(idx, (axis_size,) + (1,) * r, 0))
+        if starts:
+            out[0] = lax.on_device_of(starts[0], out[0])
     for i, (n, s, sd, k) in enumerate(zip(shape, starts, start_dims, sizes)):
         # Clamp in the start's own dtype, then narrow: narrowing first wraps an int64 or
         # uint64 start past int32's range (2**32 + 1 became 1) back into bounds.
@@ -159,7 +161,7 @@ def _window_indices(axis_size, shape, starts, start_dims, sizes, batched_operand
         s = lax.convert_element_type(s, idx)
         s = lax.reshape(s, (axis_size if sd is not None else 1,) + (1,) * r)
         pos = lax.iota(idx, (1,) * (i + 1) + (k,) + (1,) * (r - i - 1), i + 1)
-        out.append(lax.add(s, pos))
+        out.append(lax.add(s, lax.on_device_of(s, pos)))
     return out
 
 

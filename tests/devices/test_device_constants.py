@@ -215,3 +215,16 @@ def test_tensors_on_two_devices_still_raise(fake):
         x.at[[0, 1]].set(ft.ones(2))
     with pytest.raises(ValueError, match="different devices"):
         x + ft.ones(3)
+
+
+def test_batching_rule_iotas_and_permutation_follow_the_device(fake):
+    x = ft.asarray(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], np.float32), device=fake)
+    j = _fake_ints(fake, [2, 0])
+    got = ft.vmap(lambda r, i: r[i])(x, j)
+    assert got.device is fake
+    np.testing.assert_array_equal(np.asarray(got.to("cpu")), [3.0, 4.0])
+    with ft.default_device(fake):
+        key = ft.random.key(0)
+    perm = ft.random.permutation(key, 5)
+    assert perm.device is fake
+    assert sorted(np.asarray(perm.to("cpu")).tolist()) == [0, 1, 2, 3, 4]
