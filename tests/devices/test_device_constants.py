@@ -10,42 +10,12 @@ import numpy as np
 import pytest
 
 import fntorch as ft
-from fntorch.devices import cpu_impls
-from fntorch.fx.device import Device, ImplTable, register_device, unregister_device
-
-
-class _FakeBuffer(np.ndarray):
-    """A buffer of the fake device: a numpy array of another type."""
-
-
-def _to_fake(out):
-    if isinstance(out, (list, tuple)):
-        return [_to_fake(o) for o in out]
-    if isinstance(out, (np.ndarray, np.generic)):
-        return np.asarray(out).view(_FakeBuffer)
-    return out
-
-
-def _to_plain(x):
-    return x.view(np.ndarray) if isinstance(x, _FakeBuffer) else x
-
-
-def _on_fake(impl):
-    def run(*args, **params):
-        return _to_fake(impl(*[_to_plain(a) for a in args], **params))
-
-    return run
+from tests.devices.fake import fake_device
 
 
 @pytest.fixture(scope="module")
 def fake():
-    impls = ImplTable({p: _on_fake(f) for p, f in cpu_impls.items()})
-    dev = register_device(
-        Device("fake", 0, impls, lambda a: _to_fake(np.array(a, copy=True)), _to_plain),
-        buffer_types=(_FakeBuffer,),
-    )
-    yield dev
-    unregister_device(dev)
+    yield from fake_device()
 
 
 X = np.arange(12, dtype=np.float32).reshape(3, 4) - 5.0

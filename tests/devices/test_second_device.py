@@ -13,48 +13,16 @@ from hypothesis import strategies as st
 
 import fntorch as ft
 from fntorch.devices import cpu_impls
-from fntorch.devices.cpu_target import CpuTarget
 from fntorch.fx.core import Tensor
 from fntorch.fx.device import Device, ImplTable, register_device, unregister_device
 from tests.cases import all_cases
 from tests.contract import as_list, case_ids
-
-
-class _FakeBuffer(np.ndarray):
-    """A buffer of the fake device: a numpy array of another type."""
-
-
-def _to_fake(out):
-    if isinstance(out, (list, tuple)):
-        return [_to_fake(o) for o in out]
-    if isinstance(out, (np.ndarray, np.generic)):
-        return np.asarray(out).view(_FakeBuffer)
-    return out
-
-
-def _to_plain(x):
-    return x.view(np.ndarray) if isinstance(x, _FakeBuffer) else x
-
-
-def _on_fake(impl):
-    def run(*args, **params):
-        return _to_fake(impl(*[_to_plain(a) for a in args], **params))
-
-    return run
+from tests.devices.fake import FakeBuffer, fake_device, to_fake, to_plain
 
 
 @pytest.fixture(scope="module")
 def fake():
-    impls = ImplTable({p: _on_fake(f) for p, f in cpu_impls.items()})
-    # Its kernels are the CPU compiler's (its buffers are numpy arrays underneath); its
-    # library steps call its own impls, and its programs' outputs become its buffers.
-    target = CpuTarget(impls, adopt=_to_fake, name="fake")
-    put = lambda a: _to_fake(np.array(a, copy=True))  # noqa: E731
-    dev = register_device(
-        Device("fake", 0, impls, put, _to_plain, target), buffer_types=(_FakeBuffer,)
-    )
-    yield dev
-    unregister_device(dev)
+    yield from fake_device()
 
 
 def _put(dev, a):
@@ -223,7 +191,7 @@ def test_jit_refuses_arguments_on_two_devices_naming_them(fake):
 
 def test_jit_on_a_device_without_a_compiler_says_so():
     impls = ImplTable(cpu_impls)
-    dev = register_device(Device("bare", 0, impls, _to_fake, _to_plain), (_FakeBuffer,))
+    dev = register_device(Device("bare", 0, impls, to_fake, to_plain), (FakeBuffer,))
     try:
         x = ft.asarray(np.ones(2, np.float32), device=dev)
         assert (x * 2.0).device is dev  # eager works
