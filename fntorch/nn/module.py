@@ -39,6 +39,7 @@ import numpy as np
 from .. import tree as tree_util
 from ..fx.cell import Cell
 from ..fx.core import Tensor, Tracer, _new_tensor
+from .module_tree import flatten_module, grad_split, unflatten_module
 from .parameter import Buffer, Parameter
 
 __all__ = ["Module"]
@@ -68,8 +69,10 @@ class Module:
     """
 
     _version = 1
-    # ft.grad(loss)(model): integer buffers (num_batches_tracked) are state, not inputs
+    # jacfwd/jacrev of a model: integer buffers (num_batches_tracked) are state, not inputs
     _grad_allows_int_leaves = True
+    # ft.grad(loss)(model) differentiates the parameters only (nn/module_tree.py)
+    _grad_split = grad_split
 
     def __init__(self, *args, **kwargs):
         d = self.__dict__
@@ -83,7 +86,7 @@ class Module:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        tree_util.register_node(cls, _flatten, _unflatten)
+        tree_util.register_node(cls, flatten_module, unflatten_module)
 
     # ------------------------------------------------------------ attributes
 
@@ -493,70 +496,3 @@ def _as_array(v, key):
         raise TypeError(
             f"load_state_dict: the value of {key!r} ({type(v).__name__}) is not an array"
         ) from e
-
-
-# ---------------------------------------------------------------------------- pytree
-
-
-class _Structure:
-    """A module's pytree structure: the module, its slots (module path, table, name) and
-    which leaf each slot holds, and the training flags (an eval() model traces anew)."""
-
-    __slots__ = ("module", "slots", "flags", "_hash")
-
-    def __init__(self, module, slots, flags):
-        self.module, self.slots, self.flags = module, slots, flags
-        self._hash = hash((id(module), slots, flags))
-
-    def __eq__(self, other):
-        return (
-            isinstance(other, _Structure)
-            and self.module is other.module
-            and self.slots == other.slots
-            and self.flags == other.flags
-        )
-
-    def __hash__(self):
-        return self._hash
-
-    def __repr__(self):
-        return f"<{type(self.module).__name__} structure, {len(self.slots)} slots>"
-
-
-def _flatten(m: Module):
-    leaves, index, slots = [], {}, []
-    mods = list(m.named_modules(remove_duplicate=True))
-    for key in ("_parameters", "_buffers"):
-        for path, sub in mods:
-            for name, v in sub.__dict__[key].items():
-                if v is None:
-                    slots.append((path, key, name, -1))
-                    continue
-                i = index.get(id(v))
-                if i is None:
-                    i = index[id(v)] = len(leaves)
-                    leaves.append(v._read() if isinstance(v, Cell) else v)
-                slots.append((path, key, name, i))
-    flags = tuple((path, sub.training) for path, sub in mods)
-    return leaves, _Structure(m, tuple(slots), flags)
-
-
-def _unflatten(structure: _Structure, leaves):
-    leaves = list(leaves)
-    copies: dict[str, Module] = {}
-    for path, sub in structure.module.named_modules(remove_duplicate=True):
-        new = object.__new__(type(sub))
-        d = dict(sub.__dict__)
-        for key in ("_parameters", "_buffers", "_modules"):
-            d[key] = OrderedDict(d[key])
-        new.__dict__.update(d)
-        copies[path] = new
-    for path, new in copies.items():
-        mods = new.__dict__["_modules"]
-        for name, child in mods.items():
-            if child is not None:
-                sub_path = f"{path}.{name}" if path else name
-                mods[name] = copies.get(sub_path, child)
-    for path, key, name, i in structure.slots:
-        copies[path].__dict__[key][name] = None if i < 0 else leaves[i]
-    return copies[""]

@@ -1,6 +1,7 @@
 """PyTorch's top-level spellings that model files use: ``Size``, ``is_tensor``, ``numel``,
-``flatten``, ``topk``, ``chunk`` and ``split``. Each is the Tensor method of the same
-name (PyTorch's meaning, ``dim=``), called with the tensor first.
+``flatten``, ``topk``, ``chunk`` and ``split``, each the Tensor method of the same name
+(PyTorch's meaning, ``dim=``) called with the tensor first; and ``zeros``, ``ones`` and
+``empty``, which take the Array API's one ``shape`` and also PyTorch's ``ones(2, 3)``.
 """
 
 from __future__ import annotations
@@ -8,8 +9,11 @@ from __future__ import annotations
 import operator
 
 from ..fx.core import Tensor
+from . import _api_creation
 
-__all__ = ["Size", "is_tensor", "numel", "flatten", "topk", "chunk", "split"]
+__all__ = [
+    "Size", "is_tensor", "numel", "flatten", "topk", "chunk", "split", "zeros", "ones", "empty",
+]  # fmt: skip
 
 
 class Size(tuple):
@@ -121,3 +125,58 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     [[0], [1, 2, 3, 4]]
     """
     return _tensor(tensor, "split").split(split_size_or_sections, dim)
+
+
+def _creation_shape(size: tuple, where: str):
+    """``f((2, 3))`` (the Array API's one shape) and PyTorch's ``f(2, 3)`` alike."""
+    if not size:
+        raise TypeError(f"{where}: missing the shape (ints, or one sequence of ints)")
+    if len(size) == 1:
+        return size[0]
+    if any(isinstance(s, (tuple, list)) for s in size):
+        raise TypeError(f"{where}: shape must be ints or one sequence of ints, got {size!r}")
+    return size
+
+
+def _no_grad_flag(requires_grad, where: str) -> None:
+    if requires_grad:
+        raise TypeError(
+            f"{where}: requires_grad=True needs a cell; fntorch tensors are values. Use "
+            f"ft.nn.Parameter({where}(...)) for a leaf that backward() fills, or ft.grad"
+        )
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros (float32 by default) of shape ``size``: ``zeros((2, 3))`` or
+    PyTorch's ``zeros(2, 3)``.
+
+    >>> import fntorch as ft
+    >>> ft.zeros((2, 3)).shape, ft.zeros(2, 3).shape
+    ((2, 3), (2, 3))
+    """
+    _no_grad_flag(requires_grad, "zeros")
+    return _api_creation.zeros(_creation_shape(size, "zeros"), dtype=dtype, device=device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones (float32 by default) of shape ``size``: ``ones((2, 3))`` or
+    PyTorch's ``ones(2, 3)``.
+
+    >>> import fntorch as ft
+    >>> ft.ones(2, dtype=ft.int32).tolist(), ft.ones(1, 2).tolist()
+    ([1, 1], [[1.0, 1.0]])
+    """
+    _no_grad_flag(requires_grad, "ones")
+    return _api_creation.ones(_creation_shape(size, "ones"), dtype=dtype, device=device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An uninitialised tensor of shape ``size``; in fntorch it holds zeros (values are
+    immutable anyway). ``empty((0, 2))`` or PyTorch's ``empty(0, 2)``.
+
+    >>> import fntorch as ft
+    >>> ft.empty((0, 2)).shape, ft.empty(0, 2).shape
+    ((0, 2), (0, 2))
+    """
+    _no_grad_flag(requires_grad, "empty")
+    return _api_creation.empty(_creation_shape(size, "empty"), dtype=dtype, device=device)

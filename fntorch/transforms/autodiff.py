@@ -228,15 +228,16 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False):
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         nums = _check_argnums(argnums, len(args), "grad", distinct=True)
-        _check_float_args("grad", name, nums, [args[i] for i in nums])
+        splits = [_split_modules(args[i]) for i in nums]
+        _check_float_args("grad", name, nums, [d for d, _, _ in splits])
 
         def partial_fun(*dyn):
             full = list(args)
-            for i, v in zip(nums, dyn):
-                full[i] = v
+            for i, v, (_, to_arg, _) in zip(nums, dyn, splits):
+                full[i] = to_arg(v)
             return fun(*full, **kwargs)
 
-        res = _vjp(partial_fun, [args[i] for i in nums], has_aux, "grad")
+        res = _vjp(partial_fun, [d for d, _, _ in splits], has_aux, "grad")
         out, vjp_fn = res[0], res[1]
         if not isinstance(out, Tensor) or out.shape != ():
             shape = getattr(out, "shape", type(out).__name__)
@@ -251,7 +252,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False):
         seed = lax.full((), 1, out.dtype)  # a host scalar: of no device
         if type(out) is Tensor and out.device is not host_device():
             seed = Tensor(out.device.put(seed._value))  # the cotangents broadcast from it
-        g = vjp_fn(seed)
+        g = tuple(to_grad(x) for x, (_, _, to_grad) in zip(vjp_fn(seed), splits))
         g = g[0] if isinstance(argnums, int) else g
         return ((out, res[2]), g) if has_aux else (out, g)
 
@@ -277,6 +278,25 @@ def grad(fun: Callable, argnums=0, has_aux: bool = False):
 
 
 # -------------------------------------------------------------------- jacobians
+
+
+def _split_modules(arg):
+    """``(differentiated, to_arg, to_grad)`` for one argument of ``grad``: a Module in it
+    (a class with ``_grad_split``, nn/module_tree.py) is differentiated through its
+    parameters only, its buffers held as constants and ``None`` as their gradient
+    (API.md "Decisions"); other leaves pass through as they are."""
+    split = lambda x: hasattr(type(x), "_grad_split")  # noqa: E731
+    nodes, tree = tree_util.flatten(arg, is_leaf=split)
+    if not any(split(n) for n in nodes):
+        return arg, lambda v: v, lambda g: g
+    parts = [n._grad_split() if split(n) else (n, None, None) for n in nodes]
+
+    def rebuild(values, which):
+        return tree_util.unflatten(
+            tree, [v if p[which] is None else p[which](v) for p, v in zip(parts, values)]
+        )
+
+    return [p[0] for p in parts], lambda v: rebuild(v, 1), lambda g: rebuild(g, 2)
 
 
 def _dyn_args(args, argnums, where):
