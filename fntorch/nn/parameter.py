@@ -9,6 +9,11 @@ parameter that requires grad are recorded on the tape while grad mode is on
 >>> p = ft.nn.Parameter(ft.ones(2))
 >>> p.requires_grad, p.grad is None, p.shape
 (True, True, (2,))
+
+A plain tensor's ``x.requires_grad_()`` (attached to ``Tensor`` here) cannot flag the
+immutable value: it returns a new leaf, a ``Parameter`` holding the value, so PyTorch's
+``x = ft.randn(3).requires_grad_()`` works while a bare ``x.requires_grad_()``
+statement leaves ``x`` untracked (docs/pytorch.md).
 """
 
 from __future__ import annotations
@@ -84,3 +89,21 @@ class Buffer(Cell):
 
     def __repr__(self):
         return repr(self._read())
+
+
+def _tensor_requires_grad_(self, requires_grad: bool = True) -> Tensor:
+    """PyTorch's ``x.requires_grad_()`` on a value: a new leaf ``Parameter`` holding ``x``'s
+    value (fntorch tensors are immutable, so ``x`` itself cannot change; use the result).
+    A value already recorded on the tape is returned as it is.
+
+    >>> import fntorch as ft
+    >>> x = ft.asarray([1.0, 2.0]).requires_grad_()
+    >>> (x * x).sum().backward(); x.grad.tolist()
+    [2.0, 4.0]
+    """
+    if not requires_grad or getattr(self, "requires_grad", False):
+        return self
+    return Parameter(self)
+
+
+Tensor.requires_grad_ = _tensor_requires_grad_

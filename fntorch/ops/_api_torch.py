@@ -1,7 +1,8 @@
 """PyTorch's top-level spellings that model files use: ``Size``, ``is_tensor``, ``numel``,
 ``flatten``, ``topk``, ``chunk`` and ``split``, each the Tensor method of the same name
 (PyTorch's meaning, ``dim=``) called with the tensor first; and ``zeros``, ``ones`` and
-``empty``, which take the Array API's one ``shape`` and also PyTorch's ``ones(2, 3)``.
+``empty``, which take the Array API's one ``shape`` and also PyTorch's ``ones(2, 3)``
+(``requires_grad=True`` gives a leaf cell, as ``x.requires_grad_()`` does).
 """
 
 from __future__ import annotations
@@ -138,12 +139,10 @@ def _creation_shape(size: tuple, where: str):
     return size
 
 
-def _no_grad_flag(requires_grad, where: str) -> None:
-    if requires_grad:
-        raise TypeError(
-            f"{where}: requires_grad=True needs a cell; fntorch tensors are values. Use "
-            f"ft.nn.Parameter({where}(...)) for a leaf that backward() fills, or ft.grad"
-        )
+def _leaf(t: Tensor, requires_grad: bool) -> Tensor:
+    # requires_grad=True: a new leaf cell (nn attaches Tensor.requires_grad_; ops cannot
+    # import nn)
+    return t.requires_grad_() if requires_grad else t
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -151,11 +150,11 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     PyTorch's ``zeros(2, 3)``.
 
     >>> import fntorch as ft
-    >>> ft.zeros((2, 3)).shape, ft.zeros(2, 3).shape
-    ((2, 3), (2, 3))
+    >>> ft.zeros((2, 3)).shape, ft.zeros(2, 3).shape, ft.zeros(1, requires_grad=True).requires_grad
+    ((2, 3), (2, 3), True)
     """
-    _no_grad_flag(requires_grad, "zeros")
-    return _api_creation.zeros(_creation_shape(size, "zeros"), dtype=dtype, device=device)
+    out = _api_creation.zeros(_creation_shape(size, "zeros"), dtype=dtype, device=device)
+    return _leaf(out, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -166,8 +165,8 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> ft.ones(2, dtype=ft.int32).tolist(), ft.ones(1, 2).tolist()
     ([1, 1], [[1.0, 1.0]])
     """
-    _no_grad_flag(requires_grad, "ones")
-    return _api_creation.ones(_creation_shape(size, "ones"), dtype=dtype, device=device)
+    out = _api_creation.ones(_creation_shape(size, "ones"), dtype=dtype, device=device)
+    return _leaf(out, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -178,5 +177,5 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> ft.empty((0, 2)).shape, ft.empty(0, 2).shape
     ((0, 2), (0, 2))
     """
-    _no_grad_flag(requires_grad, "empty")
-    return _api_creation.empty(_creation_shape(size, "empty"), dtype=dtype, device=device)
+    out = _api_creation.empty(_creation_shape(size, "empty"), dtype=dtype, device=device)
+    return _leaf(out, requires_grad)

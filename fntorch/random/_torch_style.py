@@ -9,8 +9,8 @@ from the other with the pure samplers of ``ft.random``. The key lives in a
 The numbers differ from PyTorch's (threefry, not Mersenne Twister); the distributions
 and the reproducibility (same seed, same draws) are the same.
 
-``requires_grad=True`` is accepted and ignored for now: the tape that would record the
-result lands with ``loss.backward()``.
+``requires_grad=True`` gives a new leaf cell holding the draw, as ``x.requires_grad_()``
+does (fntorch's values are immutable; see docs/pytorch.md).
 
 >>> import fntorch as ft
 >>> _ = ft.manual_seed(0); a = ft.rand(3)
@@ -239,9 +239,10 @@ def _float(dtype, where: str):
     return d
 
 
-def _place(x: Tensor, device) -> Tensor:
-    # requires_grad is accepted and ignored by the callers: the tape lands later.
-    return x if device is None else _api.asarray(x, device=device)
+def _place(x: Tensor, device, requires_grad: bool = False) -> Tensor:
+    x = x if device is None else _api.asarray(x, device=device)
+    # a leaf cell (Tensor.requires_grad_, attached by nn): the draw itself is a value
+    return x.requires_grad_() if requires_grad else x
 
 
 # ------------------------------------------------------------------------------ draws
@@ -255,7 +256,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     ((2, 3), True)
     """
     shape = _size(size, "rand")
-    return _place(_d.uniform(draw_key(generator), shape, _float(dtype, "rand")), device)
+    x = _d.uniform(draw_key(generator), shape, _float(dtype, "rand"))
+    return _place(x, device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -266,7 +268,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     dtype('float64')
     """
     shape = _size(size, "randn")
-    return _place(_d.normal(draw_key(generator), shape, _float(dtype, "randn")), device)
+    x = _d.normal(draw_key(generator), shape, _float(dtype, "randn"))
+    return _place(x, device, requires_grad)
 
 
 def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, device=None,
@@ -321,7 +324,8 @@ def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=F
     dtype('float64')
     """
     d = _float(dtype or input.dtype, "rand_like")
-    return rand(input.shape, generator=generator, dtype=d, device=device or input.device)
+    return rand(input.shape, generator=generator, dtype=d, device=device or input.device,
+                requires_grad=requires_grad)  # fmt: skip
 
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):  # noqa: A002
@@ -332,7 +336,8 @@ def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=
     (2, 3)
     """
     d = _float(dtype or input.dtype, "randn_like")
-    return randn(input.shape, generator=generator, dtype=d, device=device or input.device)
+    return randn(input.shape, generator=generator, dtype=d, device=device or input.device,
+                 requires_grad=requires_grad)  # fmt: skip
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,  # noqa: A002
@@ -411,4 +416,4 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         dtype = _dt.result_type(*floats)
     d = _float(dtype, "normal")
     z = _d.normal(draw_key(generator), shape, d)
-    return _place(_api.astype(z * std + mean, d), device)
+    return _place(_api.astype(z * std + mean, d), device, requires_grad)

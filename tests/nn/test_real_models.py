@@ -389,7 +389,23 @@ def test_resnet_float32_forward_and_backward_at_the_same_weights():
 def test_pytorch_shapes_as_separate_ints():
     assert ft.ones(2, 3).shape == ft.zeros((2, 3)).shape == ft.empty([2, 3]).shape == (2, 3)
     assert ft.ones(ft.Size([4])).shape == (4,)
-    with pytest.raises(TypeError, match="requires_grad=True needs a cell"):
-        ft.zeros(2, requires_grad=True)
     with pytest.raises(TypeError, match="ones: shape must be ints"):
         ft.ones(2, (3,))
+
+
+def test_requires_grad_gives_a_leaf_that_backward_fills():
+    # a tutorial's leaves: `randn(..., requires_grad=True)` and `x = x.requires_grad_()`
+    torch.manual_seed(0)
+    xt = torch.randn(3, 2, requires_grad=True)
+    bt = torch.zeros(2).requires_grad_()
+    x = ft.asarray(xt.detach().numpy()).requires_grad_()
+    b = ft.zeros(2, requires_grad=True)
+    w = ft.randn(3, requires_grad=True)
+    assert x.requires_grad and b.requires_grad and w.requires_grad
+    wt = torch.tensor(np.asarray(w), requires_grad=True)
+    ((w @ x + b) ** 2).sum().backward()
+    ((wt @ xt + bt) ** 2).sum().backward()
+    for ours, theirs in ((x, xt), (b, bt), (w, wt)):
+        _close(ours.grad, theirs.grad, 1e-5)
+    plain = ft.ones(2)
+    assert plain.requires_grad_(False) is plain and not plain.requires_grad
