@@ -7,13 +7,17 @@
 
 from __future__ import annotations
 
+import builtins  # the star import below shadows any/all/sum with the tensor functions
 import operator
 
 from ..fx.core import Tensor
 from . import _api_creation
+from ._api_torch_funcs import *  # noqa: F403 - re-exported: PyTorch's method-functions
+from ._api_torch_funcs import __all__ as _funcs
 
 __all__ = [
     "Size", "is_tensor", "numel", "flatten", "topk", "chunk", "split", "zeros", "ones", "empty",
+    *_funcs,
 ]  # fmt: skip
 
 
@@ -134,7 +138,7 @@ def _creation_shape(size: tuple, where: str):
         raise TypeError(f"{where}: missing the shape (ints, or one sequence of ints)")
     if len(size) == 1:
         return size[0]
-    if any(isinstance(s, (tuple, list)) for s in size):
+    if builtins.any(isinstance(s, (tuple, list)) for s in size):
         raise TypeError(f"{where}: shape must be ints or one sequence of ints, got {size!r}")
     return size
 

@@ -1,5 +1,7 @@
 """Tensor methods, PyTorch spellings that the other parts lack: ``x.size()`` /
-``x.size(d)`` (``x.size`` stays the Array API's int), ``narrow`` and ``is_cuda``.
+``x.size(d)`` (``x.size`` stays the Array API's int), ``narrow``, ``is_cuda``,
+``is_contiguous``, ``nelement``, ``type``, ``allclose``, ``isclose``, ``lerp``, ``equal``,
+``outer`` and a plain value's ``data``.
 
 ``x.size`` is a ``SizeInt``: an ``int`` (the number of elements, as the Array API says:
 ``x.size == 6``, ``x.size * 2``, ``range(x.size)``, ``np.zeros(x.size)``) that is also
@@ -111,3 +113,120 @@ def _is_cuda(self):
 
 _attach("narrow", narrow)
 _attach("is_cuda", property(_is_cuda))
+
+
+def _is_contiguous(self, memory_format=None) -> bool:
+    """Always True: fntorch values have no strides to be non-contiguous in.
+
+    >>> import fntorch as ft
+    >>> ft.zeros((2, 3)).T.is_contiguous()
+    True
+    """
+    return True
+
+
+def _nelement(self) -> int:
+    """The number of elements (PyTorch's ``nelement``, ``numel``).
+
+    >>> import fntorch as ft
+    >>> ft.zeros((2, 3)).nelement()
+    6
+    """
+    return int(self.size)
+
+
+def _type(self, dtype=None):
+    """PyTorch's ``x.type()``: the type name (``"fntorch.FloatTensor"``) without an
+    argument, else ``x`` cast to ``dtype``.
+
+    >>> import fntorch as ft
+    >>> ft.ones(2).type(), ft.ones(2).type(ft.int64).dtype
+    ('fntorch.FloatTensor', dtype('int64'))
+    """
+    if dtype is None:
+        names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                 "uint8": "Byte", "bool": "Bool"}  # fmt: skip
+        return f"fntorch.{names.get(str(self.dtype), str(self.dtype))}Tensor"
+    return self.astype(dtype)
+
+
+def _allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """``ft.allclose(x, other)`` as a method.
+
+    >>> import fntorch as ft
+    >>> ft.ones(2).allclose(ft.ones(2))
+    True
+    """
+    from ._api_torch_funcs import allclose
+
+    return allclose(self, other, rtol, atol, equal_nan)
+
+
+def _isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``ft.isclose(x, other)`` as a method.
+
+    >>> import fntorch as ft
+    >>> ft.ones(2).isclose(ft.asarray([1.0, 0.0])).tolist()
+    [True, False]
+    """
+    from ._api_torch_funcs import isclose
+
+    return isclose(self, other, rtol, atol, equal_nan)
+
+
+def _lerp(self, end, weight):
+    """``ft.lerp(x, end, weight)`` as a method.
+
+    >>> import fntorch as ft
+    >>> ft.zeros(1).lerp(ft.ones(1), 0.25).tolist()
+    [0.25]
+    """
+    from ._api_torch_funcs import lerp
+
+    return lerp(self, end, weight)
+
+
+def _equal(self, other) -> bool:
+    """Whether ``other`` has the same shape and the same values (PyTorch's ``equal``).
+
+    >>> import fntorch as ft
+    >>> ft.ones(2).equal(ft.ones(2)), ft.ones(2).equal(ft.ones(3))
+    (True, False)
+    """
+    if tuple(self.shape) != tuple(other.shape):
+        return False
+    return bool((self == other).all())
+
+
+def _outer(self, vec2):
+    """The outer product with ``vec2`` (PyTorch's ``x.outer``, ``ft.outer``).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([1, 2]).outer(ft.asarray([1, 10])).tolist()
+    [[1, 10], [2, 20]]
+    """
+    from ._api_linalg import outer
+
+    return outer(self, vec2)
+
+
+def _data(self):
+    """A plain value's ``x.data``: ``x.detach()`` (a cell's ``.data`` is its alias).
+
+    >>> import fntorch as ft
+    >>> ft.ones(2).data.tolist()
+    [1.0, 1.0]
+    """
+    return self.detach()
+
+
+_attach("is_contiguous", _is_contiguous)
+_attach("nelement", _nelement)
+_attach("type", _type)
+_attach("allclose", _allclose)
+_attach("isclose", _isclose)
+_attach("lerp", _lerp)
+_attach("equal", _equal)
+_attach("outer", _outer)
+_attach("data", property(_data))
