@@ -29,7 +29,9 @@ __all__ = [
     "adaptive_avg_pool2d", "pad", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
     "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "scaled_dot_product_attention",
-    "normalize",
+    "normalize", "selu", "celu", "softsign", "hardswish", "hardsigmoid", "logsigmoid",
+    "softmin", "glu", "prelu", "dropout1d", "dropout2d", "interpolate", "pixel_shuffle",
+    "cosine_similarity", "pairwise_distance",
 ]  # fmt: skip
 
 
@@ -426,6 +428,23 @@ def pad(input, pad, mode: str = "constant", value=None):  # noqa: A002
     return _api.pad(input, widths, mode=modes[mode])
 
 
+from .functional_extra import (  # noqa: E402 - the less common ones, re-exported
+    celu,
+    cosine_similarity,
+    dropout1d,
+    dropout2d,
+    glu,
+    hardsigmoid,
+    hardswish,
+    interpolate,
+    logsigmoid,
+    pairwise_distance,
+    pixel_shuffle,
+    prelu,
+    selu,
+    softmin,
+    softsign,
+)
 from .functional_loss import (  # noqa: E402 - the losses and attention, re-exported
     binary_cross_entropy,
     binary_cross_entropy_with_logits,

@@ -19,12 +19,39 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = [
-    "Identity", "Linear", "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish",
-    "Softplus", "Tanh", "Sigmoid", "Hardtanh", "Softmax", "LogSoftmax", "Flatten",
-    "Unflatten", "Dropout", "Embedding", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d",
-    "BatchNorm2d", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
-    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-]  # fmt: skip
+    "Identity",
+    "Linear",
+    "ReLU",
+    "ReLU6",
+    "LeakyReLU",
+    "ELU",
+    "GELU",
+    "SiLU",
+    "Mish",
+    "Softplus",
+    "Tanh",
+    "Sigmoid",
+    "Hardtanh",
+    "Softmax",
+    "LogSoftmax",
+    "Flatten",
+    "Unflatten",
+    "Dropout",
+    "Embedding",
+    "LayerNorm",
+    "RMSNorm",
+    "GroupNorm",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Conv1d",
+    "Conv2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+]  # fmt: skip  (and layers_extra's, appended at the end)
 
 
 def _empty(*shape, dtype=None):
@@ -442,3 +469,9 @@ class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
 
     def forward(self, input):  # noqa: A002
         return F.adaptive_avg_pool2d(input, self.output_size)
+
+
+from . import layers_extra as _extra  # noqa: E402 - the less common layers, re-exported
+from .layers_extra import *  # noqa: E402, F403
+
+__all__ += _extra.__all__
