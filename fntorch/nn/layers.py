@@ -43,6 +43,7 @@ __all__ = [
     "GroupNorm",
     "BatchNorm1d",
     "BatchNorm2d",
+    "BatchNorm3d",
     "Conv1d",
     "Conv2d",
     "MaxPool1d",
@@ -337,6 +338,14 @@ class BatchNorm2d(_BatchNorm):
     def _check(self, input):
         if input.ndim != 4:
             raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of ``(N, C, D, H, W)``."""
+
+    def _check(self, input):
+        if input.ndim != 5:
+            raise ValueError(f"expected 5D input (got {input.ndim}D input)")
 
 
 class _ConvNd(Module):
