@@ -308,18 +308,9 @@ def _attach() -> None:
     for base in _PAIRS:
         if hasattr(Tensor, base):
             setattr(Tensor, base + "_", _inplace(base + "_", base))
-    Tensor.copy_ = _copy_
-    Tensor.fill_ = _fill_
-    Tensor.zero_ = _zero_
-    Tensor.normal_ = _normal_
-    Tensor.uniform_ = _uniform_
-    Tensor.exponential_ = _exponential_
-    Tensor.log_normal_ = _log_normal_
-    Tensor.cauchy_ = _cauchy_
-    Tensor.geometric_ = _geometric_
-    Tensor.bernoulli_ = _bernoulli_
-    Tensor.random_ = _random_
-    Tensor.requires_grad_ = _requires_grad_
+    for method in (_copy_, _fill_, _zero_, _normal_, _uniform_, _exponential_, _log_normal_,
+                   _cauchy_, _geometric_, _bernoulli_, _random_, _requires_grad_):  # fmt: skip
+        setattr(Tensor, method.__name__[1:], method)  # `_normal_` is Tensor.normal_
 
 
 _attach()
