@@ -27,7 +27,13 @@ from collections.abc import Callable, Sequence
 from .nn.module import Module
 from .nn.stateless import functional_call as _nn_functional_call
 from .ops import api
-from .transforms.api import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
+
+# grad, vjp, linearize and hessian are ft's unchanged (same arguments, same results);
+# the others are wrapped below under their torch.func names.
+from .transforms.api import grad, hessian, linearize, value_and_grad, vjp
+from .transforms.api import jacfwd as _ft_jacfwd
+from .transforms.api import jacrev as _ft_jacrev
+from .transforms.api import jvp as _ft_jvp
 from .transforms.api import vmap as _ft_vmap
 
 __all__ = [
@@ -43,10 +49,6 @@ __all__ = [
     "jacfwd",
     "hessian",
 ]
-
-# grad, vjp, linearize and hessian are ft's unchanged (same arguments, same results);
-# jvp, jacrev and jacfwd are wrapped below under their own names.
-_ft_jvp, _ft_jacrev, _ft_jacfwd = jvp, jacrev, jacfwd
 
 _RANDOMNESS = ("error", "different", "same")
 
