@@ -14,7 +14,7 @@ from . import cuda, fx, nn, ops, optim, random, transforms, tree, utils
 from . import devices as _devices
 
 # isort: split
-from . import debug
+from . import debug, func
 from ._version import __version__
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError

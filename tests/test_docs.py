@@ -19,9 +19,113 @@ import fntorch as ft
 
 # --------------------------------------------------------------------------- allowlists
 
-# Public members whose examples are missing in files this audit did not own; each is
-# reported for the owner of that file. Remove a name when its example lands.
-NO_EXAMPLE_YET: dict = {}
+
+def _names(owner: str, names: str) -> dict:
+    """``{name: the file that owns it}`` for the whitespace-separated ``names``."""
+    return dict.fromkeys(names.split(), owner)
+
+
+# Public members whose docstrings are missing in files this audit did not own; each is
+# reported for the owner of that file. Remove a name when its docstring lands.
+NO_EXAMPLE_YET: dict = {
+    **_names(
+        "fntorch/nn/containers.py",
+        """
+        BCELoss.forward BCEWithLogitsLoss.forward CrossEntropyLoss.forward
+        HuberLoss.forward KLDivLoss.forward L1Loss.forward MSELoss.forward
+        ModuleDict.keys ModuleDict.values ModuleDict.items ModuleList.append
+        ModuleList.extend NLLLoss.forward ParameterDict.keys ParameterDict.items
+        ParameterDict.values ParameterList.append Sequential.forward Sequential.append
+        SmoothL1Loss.forward
+        """,
+    ),
+    **_names(
+        "fntorch/nn/layers.py",
+        """
+        AdaptiveAvgPool1d.forward AdaptiveAvgPool2d.forward AvgPool1d.forward
+        AvgPool2d.forward Dropout.forward Dropout.extra_repr ELU.forward ELU.extra_repr
+        Embedding.forward Embedding.extra_repr Flatten.forward GELU.forward
+        GELU.extra_repr GroupNorm.forward Hardtanh.forward Hardtanh.extra_repr
+        Identity.forward LayerNorm.forward LayerNorm.extra_repr LeakyReLU.forward
+        LeakyReLU.extra_repr Linear.reset_parameters Linear.forward Linear.extra_repr
+        LogSoftmax.forward LogSoftmax.extra_repr MaxPool1d.forward MaxPool2d.forward
+        Mish.forward Mish.extra_repr RMSNorm.forward ReLU.forward ReLU.extra_repr
+        ReLU6.forward ReLU6.extra_repr SiLU.forward SiLU.extra_repr Sigmoid.forward
+        Sigmoid.extra_repr Softmax.forward Softmax.extra_repr Softplus.forward
+        Softplus.extra_repr Tanh.forward Tanh.extra_repr Unflatten.forward
+        """,
+    ),
+    **_names(
+        "fntorch/nn/module.py",
+        """
+        Module.forward Module.__call__
+        """,
+    ),
+    **_names(
+        "fntorch/nn/parameter.py",
+        """
+        Parameter.is_leaf Parameter.backward
+        """,
+    ),
+}
+
+# Public callables of ft.nn, ft.nn.functional, ... whose docstrings have no '>>>' example,
+# in files this audit did not own: the debt the walk over the shim found. Remove a name
+# when its example lands (test_every_public_callable_has_an_example fails on a listed name
+# that has one).
+SHIM_NO_EXAMPLE_YET: dict = {
+    **_names(
+        "fntorch/nn/containers.py",
+        """
+        ft.nn.BCELoss ft.nn.BCEWithLogitsLoss ft.nn.CrossEntropyLoss ft.nn.HuberLoss
+        ft.nn.KLDivLoss ft.nn.L1Loss ft.nn.MSELoss ft.nn.ModuleDict ft.nn.ModuleList
+        ft.nn.NLLLoss ft.nn.ParameterDict ft.nn.ParameterList ft.nn.Sequential
+        ft.nn.SmoothL1Loss
+        """,
+    ),
+    **_names(
+        "fntorch/nn/functional.py",
+        """
+        ft.nn.functional.adaptive_avg_pool1d ft.nn.functional.adaptive_avg_pool2d
+        ft.nn.functional.avg_pool1d ft.nn.functional.avg_pool2d
+        ft.nn.functional.batch_norm ft.nn.functional.conv1d ft.nn.functional.elu
+        ft.nn.functional.gelu ft.nn.functional.group_norm ft.nn.functional.hardtanh
+        ft.nn.functional.layer_norm ft.nn.functional.leaky_relu
+        ft.nn.functional.log_softmax ft.nn.functional.max_pool1d ft.nn.functional.mish
+        ft.nn.functional.normalize ft.nn.functional.one_hot ft.nn.functional.relu
+        ft.nn.functional.relu6 ft.nn.functional.rms_norm ft.nn.functional.sigmoid
+        ft.nn.functional.silu ft.nn.functional.softmax ft.nn.functional.softplus
+        ft.nn.functional.tanh
+        """,
+    ),
+    **_names(
+        "fntorch/nn/functional_loss.py",
+        """
+        ft.nn.functional.binary_cross_entropy
+        ft.nn.functional.binary_cross_entropy_with_logits ft.nn.functional.huber_loss
+        ft.nn.functional.kl_div ft.nn.functional.l1_loss ft.nn.functional.mse_loss
+        ft.nn.functional.nll_loss ft.nn.functional.smooth_l1_loss
+        """,
+    ),
+    **_names(
+        "fntorch/nn/layers.py",
+        """
+        ft.nn.AdaptiveAvgPool1d ft.nn.AdaptiveAvgPool2d ft.nn.AvgPool1d ft.nn.AvgPool2d
+        ft.nn.BatchNorm1d ft.nn.BatchNorm2d ft.nn.Conv1d ft.nn.Conv2d ft.nn.Dropout
+        ft.nn.ELU ft.nn.Embedding ft.nn.Flatten ft.nn.GELU ft.nn.GroupNorm
+        ft.nn.Hardtanh ft.nn.Identity ft.nn.LayerNorm ft.nn.LeakyReLU ft.nn.Linear
+        ft.nn.LogSoftmax ft.nn.MaxPool1d ft.nn.MaxPool2d ft.nn.Mish ft.nn.RMSNorm
+        ft.nn.ReLU ft.nn.ReLU6 ft.nn.SiLU ft.nn.Sigmoid ft.nn.Softmax ft.nn.Softplus
+        ft.nn.Tanh ft.nn.Unflatten
+        """,
+    ),
+    **_names(
+        "fntorch/nn/stateless.py",
+        """
+        ft.nn.functional_call
+        """,
+    ),
+}
 
 
 # ------------------------------------------------------------------------- the surface
@@ -41,6 +145,16 @@ def _surface():
         ("ft.random", ft.random),
         ("ft.fx", ft.fx),
         ("ft.tree", ft.tree),
+        # the stateful shim and torch.func's names
+        ("ft.nn", ft.nn),
+        ("ft.nn.functional", ft.nn.functional),
+        ("ft.nn.init", ft.nn.init),
+        ("ft.nn.utils", ft.nn.utils),
+        ("ft.optim", ft.optim),
+        ("ft.optim.functional", ft.optim.functional),
+        ("ft.optim.lr_scheduler", ft.optim.lr_scheduler),
+        ("ft.utils.data", ft.utils.data),
+        ("ft.func", ft.func),
     ]:
         for name in _public(module):
             obj = getattr(module, name)
@@ -73,6 +187,9 @@ def test_the_top_level_namespace_declares_its_public_names():
 @pytest.mark.parametrize("qualname,obj", SURFACE, ids=[q for q, _ in SURFACE])
 def test_every_public_callable_has_an_example(qualname, obj):
     doc = _doc(obj)
+    if qualname in SHIM_NO_EXAMPLE_YET:
+        assert ">>>" not in doc, f"{qualname} has its example now: unlist it"
+        return
     assert doc.strip(), f"{qualname} has no docstring"
     assert ">>>" in doc, f"{qualname}'s docstring has no runnable '>>>' example"
 
@@ -81,7 +198,13 @@ def _classes():
     """Public classes, and the classes of the objects API.md says functions return."""
     f = ft.jit(lambda x: x + 1.0)
     lowered = f.lower(ft.ones(2))
-    found = {name.rsplit(".", 1)[1]: obj for name, obj in SURFACE if isinstance(obj, type)}
+    found: dict = {}
+    for name, obj in SURFACE:
+        if isinstance(obj, type):
+            short = name.rsplit(".", 1)[1]
+            # two classes of one name (ft.optim.Optimizer, ft.optim.functional.Optimizer):
+            # the second goes by its path without "ft."
+            found[short if found.get(short, obj) is obj else name[3:]] = obj
     found.update(
         JitFunction=type(f),
         Lowered=type(lowered),
@@ -98,7 +221,9 @@ CLASSES = [(n, c) for n, c in _classes() if not issubclass(c, BaseException)]
 
 @pytest.mark.parametrize("name,cls", CLASSES, ids=[n for n, _ in CLASSES])
 def test_public_classes_document_their_members(name, cls):
-    assert ">>>" in _doc(cls), f"class {name} has no runnable example"
+    # a class listed in SHIM_NO_EXAMPLE_YET is checked (and kept fresh) there
+    if not any(q.rsplit(".", 1)[1] == name for q in SHIM_NO_EXAMPLE_YET):
+        assert ">>>" in _doc(cls), f"class {name} has no runnable example"
     for member, raw in vars(cls).items():
         if member.startswith("_") and member != "__call__":
             continue
@@ -169,7 +294,7 @@ def test_generated_tensor_examples_run():
 def test_allowlist_is_not_stale():
     # An allowlisted name that has since gained its example must leave the list.
     for qual in NO_EXAMPLE_YET:
-        owner, member = qual.split(".", 1)
+        owner, member = qual.rsplit(".", 1)
         cls = ft.Tensor if owner == "Tensor" else dict(_classes())[owner]
         doc = _doc(inspect.getattr_static(cls, member))
         needed = ">>>" if owner == "Tensor" else ""

@@ -1,7 +1,7 @@
 """``ft.nn``: the stateful shim. ``Module``, ``Parameter`` and ``Buffer`` (cells), the
 tape (``autograd``), ``functional``, ``init``, layers, containers and losses."""
 
-from . import autograd, functional, init
+from . import autograd, functional, init, utils
 from .containers import *  # noqa: F403
 from .layers import *  # noqa: F403
 from .module import Module

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ..fx.cell import Cell
 from ..fx.core import Tensor
+from ..ops import _tensor_inplace
 from .autograd import _grad_enabled
 
 
@@ -72,6 +73,9 @@ class Parameter(Cell):
 
     def __repr__(self):
         return "Parameter containing:\n" + repr(self._read())
+
+
+_tensor_inplace.leaf_cell[0] = Parameter  # what t.requires_grad_() makes of a plain tensor
 
 
 class Buffer(Cell):

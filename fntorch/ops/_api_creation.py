@@ -183,7 +183,18 @@ def _stack_nested(obj, dtype, device) -> Tensor:
     return stack([_stack_nested(o, dtype, device) for o in obj])
 
 
-tensor = asarray
+def tensor(obj, dtype=None, device=None, copy=None, *, requires_grad=False,
+           pin_memory=False) -> Tensor:  # fmt: skip
+    """``asarray``, also with PyTorch's ``requires_grad=True``: then a new leaf cell (an
+    ``nn.Parameter``) holding the value, as ``t.requires_grad_()`` returns.
+
+    >>> import fntorch as ft
+    >>> x = ft.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * 3).sum().backward(); x.grad.tolist()
+    [3.0, 3.0]
+    """
+    t = asarray(obj, dtype=dtype, device=device, copy=copy)
+    return t.requires_grad_() if requires_grad else t
 
 
 def from_numpy(array: np.ndarray, dtype=None, device=None) -> Tensor:

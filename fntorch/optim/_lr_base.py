@@ -183,6 +183,7 @@ class LambdaLR(LRScheduler):
                 fn.__dict__.update(saved)
 
     def get_lr(self) -> list:
+        """Each base lr times its ``lr_lambda(last_epoch)``."""
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
@@ -202,6 +203,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        """The current lrs, times ``gamma`` on every ``step_size``-th epoch (recursive form)."""
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _values(self.optimizer, "lr")
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
@@ -228,6 +230,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        """The current lrs, times ``gamma`` (per repeat) on a milestone epoch."""
         if self.last_epoch not in self.milestones:
             return _values(self.optimizer, "lr")
         factor = self.gamma ** self.milestones[self.last_epoch]
@@ -254,6 +257,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        """The current lrs times ``gamma`` (unchanged on the initial step)."""
         if self._is_initial:
             return _values(self.optimizer, "lr")
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
@@ -279,6 +283,8 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        """The next lrs of the cosine schedule from the current ones (PyTorch's recursive
+        form; its closed form on a first step with ``last_epoch > 0``)."""
         groups, t, T, eta = self.optimizer.param_groups, self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:
             return _values(self.optimizer, "lr")
@@ -330,6 +336,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        """The current lrs, moved by one epoch's share of the linear factor change."""
         groups = self.optimizer.param_groups
         if self.last_epoch == 0:
             return [g["lr"] * self.start_factor for g in groups]

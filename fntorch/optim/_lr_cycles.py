@@ -135,6 +135,8 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self) -> list:
+        """The lrs (and momenta, with ``cycle_momentum``) of the phase ``last_epoch`` is in;
+        stepping past ``total_steps`` raises ``ValueError``."""
         lrs, step_num = [], self.last_epoch
         if step_num > self.total_steps:
             raise ValueError(

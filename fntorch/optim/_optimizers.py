@@ -1,5 +1,6 @@
-"""The stateful optimizers: PyTorch's constructors, defaults and errors over the shared
-rules (``_rules``). The ``check_*`` functions are the constructors' validation, shared
+"""The stateful optimizers: PyTorch's constructors over the shared update rules
+(``_rules``). A constructor's signature is PyTorch's; what becomes of its arguments
+(validation, the param group's keys and their order) is ``_hyperparams``' table, shared
 with the pure optimizers of ``functional``.
 
 >>> import fntorch as ft
@@ -11,103 +12,8 @@ with the pure optimizers of ``functional``.
 
 from __future__ import annotations
 
-from ..fx.core import Tensor
+from ._hyperparams import group_defaults
 from .optimizer import Optimizer
-
-
-def _scalar(x):
-    return float(x.item()) if isinstance(x, Tensor) else x
-
-
-def check_sgd(lr, momentum, dampening, weight_decay, nesterov) -> None:
-    """Raises PyTorch's ``ValueError`` for invalid SGD settings.
-
-    >>> check_sgd(-1.0, 0, 0, 0, False)
-    Traceback (most recent call last):
-    ValueError: Invalid learning rate: -1.0
-    """
-    if _scalar(lr) < 0.0:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if momentum < 0.0:
-        raise ValueError(f"Invalid momentum value: {momentum}")
-    if _scalar(weight_decay) < 0.0:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-    if nesterov and (momentum <= 0 or dampening != 0):
-        raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-
-
-def check_adam(lr, betas, eps, weight_decay) -> None:
-    """Raises PyTorch's ``ValueError`` for invalid Adam/AdamW settings.
-
-    >>> check_adam(1e-3, (0.9, 1.0), 1e-8, 0)
-    Traceback (most recent call last):
-    ValueError: Invalid beta parameter at index 1: 1.0
-    """
-    if not 0.0 <= _scalar(lr):
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-
-
-def check_rmsprop(lr, alpha, eps, weight_decay, momentum) -> None:
-    """Raises PyTorch's ``ValueError`` for invalid RMSprop settings.
-
-    >>> check_rmsprop(0.01, -0.5, 1e-8, 0, 0)
-    Traceback (most recent call last):
-    ValueError: Invalid alpha value: -0.5
-    """
-    if not 0.0 <= _scalar(lr):
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= momentum:
-        raise ValueError(f"Invalid momentum value: {momentum}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-    if not 0.0 <= alpha:
-        raise ValueError(f"Invalid alpha value: {alpha}")
-
-
-def check_adagrad(lr, lr_decay, weight_decay, initial_accumulator_value, eps) -> None:
-    """Raises PyTorch's ``ValueError`` for invalid Adagrad settings.
-
-    >>> check_adagrad(0.01, -1, 0, 0, 1e-10)
-    Traceback (most recent call last):
-    ValueError: Invalid lr_decay value: -1
-    """
-    if not 0.0 <= _scalar(lr):
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= lr_decay:
-        raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-    if not 0.0 <= initial_accumulator_value:
-        raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-
-
-def check_adadelta(lr, rho, eps, weight_decay) -> None:
-    """Raises PyTorch's ``ValueError`` for invalid Adadelta settings.
-
-    >>> check_adadelta(1.0, 1.5, 1e-6, 0)
-    Traceback (most recent call last):
-    ValueError: Invalid rho value: 1.5
-    """
-    if not 0.0 <= _scalar(lr):
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= rho <= 1.0:
-        raise ValueError(f"Invalid rho value: {rho}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
 class SGD(Optimizer):
@@ -139,19 +45,7 @@ class SGD(Optimizer):
         differentiable=False,
         fused=None,
     ):
-        check_sgd(lr, momentum, dampening, weight_decay, nesterov)
-        defaults = dict(
-            lr=lr,
-            momentum=momentum,
-            dampening=dampening,
-            weight_decay=weight_decay,
-            nesterov=nesterov,
-            maximize=maximize,
-            foreach=foreach,
-            differentiable=differentiable,
-            fused=fused,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, group_defaults("sgd", locals()))
 
     def _init_state(self, param, group):
         return {}  # the momentum buffer starts as the first step's gradient
@@ -185,21 +79,7 @@ class Adam(Optimizer):
         fused=None,
         decoupled_weight_decay=False,
     ):
-        check_adam(lr, betas, eps, weight_decay)
-        defaults = dict(
-            lr=lr,
-            betas=tuple(_scalar(b) for b in betas),
-            eps=eps,
-            weight_decay=weight_decay,
-            amsgrad=amsgrad,
-            maximize=maximize,
-            foreach=foreach,
-            capturable=capturable,
-            differentiable=differentiable,
-            fused=fused,
-            decoupled_weight_decay=decoupled_weight_decay,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, group_defaults("adam", locals()))
 
 
 class AdamW(Adam):
@@ -226,20 +106,9 @@ class AdamW(Adam):
         differentiable=False,
         fused=None,
     ):
-        super().__init__(
-            params,
-            lr,
-            betas,
-            eps,
-            weight_decay,
-            amsgrad,
-            foreach=foreach,
-            maximize=maximize,
-            capturable=capturable,
-            differentiable=differentiable,
-            fused=fused,
-            decoupled_weight_decay=True,
-        )
+        # AdamW is Adam's param group with decoupled_weight_decay fixed on
+        args = {**locals(), "decoupled_weight_decay": True}
+        Optimizer.__init__(self, params, group_defaults("adam", args))
 
 
 class RMSprop(Optimizer):
@@ -268,20 +137,7 @@ class RMSprop(Optimizer):
         maximize=False,
         differentiable=False,
     ):
-        check_rmsprop(lr, alpha, eps, weight_decay, momentum)
-        defaults = dict(
-            lr=lr,
-            momentum=momentum,
-            alpha=alpha,
-            eps=eps,
-            centered=centered,
-            weight_decay=weight_decay,
-            capturable=capturable,
-            foreach=foreach,
-            maximize=maximize,
-            differentiable=differentiable,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, group_defaults("rmsprop", locals()))
 
 
 class Adagrad(Optimizer):
@@ -311,19 +167,7 @@ class Adagrad(Optimizer):
         differentiable=False,
         fused=None,
     ):
-        check_adagrad(lr, lr_decay, weight_decay, initial_accumulator_value, eps)
-        defaults = dict(
-            lr=lr,
-            lr_decay=lr_decay,
-            eps=eps,
-            weight_decay=weight_decay,
-            initial_accumulator_value=initial_accumulator_value,
-            foreach=foreach,
-            maximize=maximize,
-            differentiable=differentiable,
-            fused=fused,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, group_defaults("adagrad", locals()))
         for group in self.param_groups:
             for p in group["params"]:
                 self.state[p].update(self._init_state(p.data, group))
@@ -353,15 +197,4 @@ class Adadelta(Optimizer):
         maximize=False,
         differentiable=False,
     ):
-        check_adadelta(lr, rho, eps, weight_decay)
-        defaults = dict(
-            lr=lr,
-            rho=rho,
-            eps=eps,
-            weight_decay=weight_decay,
-            maximize=maximize,
-            capturable=capturable,
-            foreach=foreach,
-            differentiable=differentiable,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, group_defaults("adadelta", locals()))

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .. import tree
+from ._hyperparams import rule_hyperparams
 from ._rules import RULES
 
 
@@ -96,20 +97,7 @@ def sgd(
     >>> p.tolist(), s["momentum_buffer"].tolist()
     ([-0.5], [1.0])
     """
-    from ._optimizers import check_sgd
-
-    check_sgd(lr, momentum, dampening, weight_decay, nesterov)
-    return make(
-        "sgd",
-        dict(
-            lr=lr,
-            momentum=momentum,
-            dampening=dampening,
-            weight_decay=weight_decay,
-            nesterov=nesterov,
-            maximize=maximize,
-        ),
-    )
+    return make("sgd", rule_hyperparams("sgd", locals()))
 
 
 def adam(
@@ -135,21 +123,7 @@ def adam(
     >>> round(p.item(), 6), s["step"].item()
     (-0.1, 1.0)
     """
-    from ._optimizers import check_adam
-
-    check_adam(lr, betas, eps, weight_decay)
-    return make(
-        "adam",
-        dict(
-            lr=lr,
-            betas=tuple(betas),
-            eps=eps,
-            weight_decay=weight_decay,
-            amsgrad=amsgrad,
-            maximize=maximize,
-            decoupled_weight_decay=decoupled_weight_decay,
-        ),
-    )
+    return make("adam", rule_hyperparams("adam", locals()))
 
 
 def adamw(
@@ -173,21 +147,8 @@ def adamw(
     >>> round(p.item(), 6)
     0.95
     """
-    from ._optimizers import check_adam
-
-    check_adam(lr, betas, eps, weight_decay)
-    return make(
-        "adamw",
-        dict(
-            lr=lr,
-            betas=tuple(betas),
-            eps=eps,
-            weight_decay=weight_decay,
-            amsgrad=amsgrad,
-            maximize=maximize,
-            decoupled_weight_decay=True,
-        ),
-    )
+    args = {**locals(), "decoupled_weight_decay": True}
+    return make("adamw", rule_hyperparams("adamw", args))
 
 
 def rmsprop(
@@ -211,21 +172,7 @@ def rmsprop(
     >>> sorted(opt.init(ft.zeros(2)))
     ['grad_avg', 'square_avg', 'step']
     """
-    from ._optimizers import check_rmsprop
-
-    check_rmsprop(lr, alpha, eps, weight_decay, momentum)
-    return make(
-        "rmsprop",
-        dict(
-            lr=lr,
-            alpha=alpha,
-            eps=eps,
-            weight_decay=weight_decay,
-            momentum=momentum,
-            centered=centered,
-            maximize=maximize,
-        ),
-    )
+    return make("rmsprop", rule_hyperparams("rmsprop", locals()))
 
 
 def adagrad(
@@ -247,20 +194,7 @@ def adagrad(
     >>> opt.init(ft.zeros(2))["sum"].tolist()
     [1.0, 1.0]
     """
-    from ._optimizers import check_adagrad
-
-    check_adagrad(lr, lr_decay, weight_decay, initial_accumulator_value, eps)
-    return make(
-        "adagrad",
-        dict(
-            lr=lr,
-            lr_decay=lr_decay,
-            weight_decay=weight_decay,
-            initial_accumulator_value=initial_accumulator_value,
-            eps=eps,
-            maximize=maximize,
-        ),
-    )
+    return make("adagrad", rule_hyperparams("adagrad", locals()))
 
 
 def adadelta(
@@ -281,12 +215,7 @@ def adadelta(
     >>> sorted(opt.init(ft.zeros(2)))
     ['acc_delta', 'square_avg', 'step']
     """
-    from ._optimizers import check_adadelta
-
-    check_adadelta(lr, rho, eps, weight_decay)
-    return make(
-        "adadelta", dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
-    )
+    return make("adadelta", rule_hyperparams("adadelta", locals()))
 
 
 __all__ = ["Optimizer", "make", "sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta"]

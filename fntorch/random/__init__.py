@@ -39,6 +39,7 @@ randomness (``ft.manual_seed``, ``ft.rand``, ``ft.Generator``: a global key in a
 split per draw) in ``_torch_style.py``, exported at the top level.
 """
 
+from . import _fills  # noqa: F401  (registers the samplers of t.normal_(), t.uniform_(), ...)
 from ._distributions import (
     bernoulli,
     categorical,

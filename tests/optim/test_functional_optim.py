@@ -72,3 +72,32 @@ def test_none_grads_leave_leaves_alone():
     params = {"a": ft.ones(2), "b": ft.ones(2)}
     new, _ = opt.update({"a": ft.ones(2), "b": None}, opt.init(params), params)
     assert new["b"].tolist() == [1.0, 1.0] and new["a"].tolist() != [1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "fname,cname,kw,message",
+    [
+        ("sgd", "SGD", dict(lr=-1.0), "Invalid learning rate: -1.0"),
+        ("sgd", "SGD", dict(nesterov=True), "Nesterov momentum requires"),
+        ("adam", "Adam", dict(betas=(0.9, 1.0)), "Invalid beta parameter at index 1"),
+        ("adamw", "AdamW", dict(eps=-1.0), "Invalid epsilon value"),
+        ("rmsprop", "RMSprop", dict(alpha=-1.0), "Invalid alpha value"),
+        ("adagrad", "Adagrad", dict(lr_decay=-1.0), "Invalid lr_decay value"),
+        ("adadelta", "Adadelta", dict(rho=2.0), "Invalid rho value"),
+    ],
+)
+def test_pure_and_stateful_share_validation(fname, cname, kw, message):
+    with pytest.raises(ValueError, match=message):
+        getattr(ft.optim.functional, fname)(**kw)
+    with pytest.raises(ValueError, match=message):
+        getattr(ft.optim, cname)([ft.nn.Parameter(ft.ones(1))], **kw)
+
+
+@pytest.mark.parametrize("fname,cname,kw", SETTINGS, ids=[f for f, _, _ in SETTINGS])
+def test_pure_hyperparams_are_the_param_group_without_kernel_choices(fname, cname, kw):
+    hp = getattr(ft.optim.functional, fname)(**kw).hyperparams
+    group = getattr(ft.optim, cname)([ft.nn.Parameter(ft.ones(1))], **kw).param_groups[0]
+    ignored = {"foreach", "capturable", "differentiable", "fused"}
+    assert not ignored & set(hp)
+    assert list(hp) == [k for k in group if k not in ignored | {"params"}]
+    assert all(hp[k] == group[k] for k in hp)

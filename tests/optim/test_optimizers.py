@@ -81,32 +81,24 @@ def _assert_same_state(tsd, fsd, rtol=1e-12, atol=1e-14):
             assert type(tg[key]) is type(fg[key]) and tg[key] == fg[key], key
 
 
+# PyTorch's CPU kernels fuse some multiply-adds: float32 agrees to an ulp or two
+TOLERANCES = {np.float64: (1e-12, 1e-14), np.float32: (2e-6, 1e-7)}
+
+
+@pytest.mark.parametrize("dtype", list(TOLERANCES), ids=lambda d: d.__name__)
 @pytest.mark.parametrize("name,kw", CASES, ids=IDS)
-def test_three_steps_match_pytorch_float64(name, kw):
-    p0, grads = _problem(np.float64)
+def test_three_steps_match_pytorch(name, kw, dtype):
+    rtol, atol = TOLERANCES[dtype]
+    p0, grads = _problem(dtype)
     tp, to, fp, fo = _pair(name, kw, p0)
     for g in grads:
         _feed(tp, fp, g)
         to.step()
         fo.step()
     for t, f in zip(tp, fp):
-        _assert_close(t, f, 1e-12, 1e-14)
-    _assert_same_state(to.state_dict(), fo.state_dict())
-
-
-@pytest.mark.parametrize("name,kw", CASES, ids=IDS)
-def test_three_steps_match_pytorch_float32(name, kw):
-    # PyTorch's CPU kernels fuse some multiply-adds: float32 agrees to an ulp or two
-    p0, grads = _problem(np.float32)
-    tp, to, fp, fo = _pair(name, kw, p0)
-    for g in grads:
-        _feed(tp, fp, g)
-        to.step()
-        fo.step()
-    for t, f in zip(tp, fp):
-        assert np.asarray(f).dtype == np.float32
-        _assert_close(t, f, 2e-6, 1e-7)
-    _assert_same_state(to.state_dict(), fo.state_dict(), rtol=2e-6, atol=1e-7)
+        assert np.asarray(f).dtype == dtype
+        _assert_close(t, f, rtol, atol)
+    _assert_same_state(to.state_dict(), fo.state_dict(), rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("name,kw", CASES[1::2], ids=IDS[1::2])
