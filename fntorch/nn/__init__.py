@@ -3,6 +3,7 @@ tape (``autograd``), ``functional``, ``init``, layers, containers and losses."""
 
 from . import autograd, functional, init
 from .containers import *  # noqa: F403
+from .conv_transpose import *  # noqa: F403
 from .layers import *  # noqa: F403
 from .module import Module
 from .parameter import Buffer, Parameter
