@@ -7,4 +7,5 @@ from .conv_transpose import *  # noqa: F403
 from .layers import *  # noqa: F403
 from .module import Module
 from .parameter import Buffer, Parameter
+from .recurrent import *  # noqa: F403
 from .stateless import functional_call
