@@ -30,6 +30,7 @@ __all__ = [
     "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "scaled_dot_product_attention",
     "normalize", "conv_transpose1d", "conv_transpose2d", "bilinear",
+    "multi_head_attention_forward",
 ]  # fmt: skip
 
 
@@ -426,6 +427,7 @@ def pad(input, pad, mode: str = "constant", value=None):  # noqa: A002
     return _api.pad(input, widths, mode=modes[mode])
 
 
+from .functional_attention import multi_head_attention_forward  # noqa: E402
 from .functional_conv import bilinear, conv_transpose1d, conv_transpose2d  # noqa: E402
 from .functional_loss import (  # noqa: E402 - the losses and attention, re-exported
     binary_cross_entropy,
