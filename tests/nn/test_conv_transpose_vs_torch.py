@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import fntorch as ft
 
@@ -134,3 +136,42 @@ def test_bad_arguments_are_named():
         nn.ConvTranspose1d(3, 4, 2, groups=2)
     with pytest.raises(ValueError, match="bilinear: input1's last dim"):
         F.bilinear(ft.ones((2, 3)), ft.ones((2, 3)), ft.ones((1, 2, 3)))
+
+
+@st.composite
+def _conv_case(draw):
+    nsp = draw(st.sampled_from([1, 2]))
+    groups = draw(st.sampled_from([1, 2]))
+    c_in, c_out = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 2))
+    k = tuple(draw(st.integers(1, 3)) for _ in range(nsp))
+    stride = tuple(draw(st.integers(1, 3)) for _ in range(nsp))
+    dilation = tuple(draw(st.integers(1, 2)) for _ in range(nsp))
+    padding = tuple(draw(st.integers(0, 2)) for _ in range(nsp))
+    size = tuple(
+        draw(st.integers(max(d * (kk - 1) + 1 - 2 * p, 1), 6))
+        for kk, d, p in zip(k, dilation, padding)
+    )
+    return nsp, groups, c_in, c_out, k, stride, dilation, padding, size
+
+
+@given(_conv_case())
+def test_conv_transpose_is_the_adjoint_of_conv(case):
+    """<conv(x, w), y> == <x, conv_transpose(y, w)>, with the output_padding that gives
+    back x's size, for random strides, paddings, dilations and groups."""
+    nsp, groups, c_in, c_out, k, stride, dilation, padding, size = case
+    F = ft.nn.functional
+    conv = F.conv1d if nsp == 1 else F.conv2d
+    convt = F.conv_transpose1d if nsp == 1 else F.conv_transpose2d
+    x, w = _x(1, c_in, *size), _x(c_out, c_in // groups, *k)
+    y_fwd = conv(ft.asarray(x), ft.asarray(w), None, stride, padding, dilation, groups)
+    out = y_fwd.shape[2:]
+    op = tuple(
+        s - ((o - 1) * st_ - 2 * p + d * (kk - 1) + 1)
+        for s, o, st_, p, d, kk in zip(size, out, stride, padding, dilation, k)
+    )
+    y = _x(*y_fwd.shape)
+    back = convt(ft.asarray(y), ft.asarray(w), None, stride, padding, op, groups, dilation)
+    assert back.shape == x.shape
+    lhs = float((y_fwd * ft.asarray(y)).sum())
+    rhs = float((ft.asarray(x) * back).sum())
+    np.testing.assert_allclose(lhs, rhs, rtol=1e-4, atol=1e-4)
