@@ -203,6 +203,8 @@ def test_decoder_layer_equals_torch(kw):
     _check(_dec_layer(nn, **kw), _dec_layer(tnn, **kw), (tgt, src),
            {"tgt_mask": causal, "memory_key_padding_mask": PADDING,
             "tgt_is_causal": True})  # fmt: skip
+    _check(_dec_layer(nn, **kw), _dec_layer(tnn, **kw), (tgt, src),
+           {"memory_mask": FLOAT_MASK, "tgt_key_padding_mask": PADDING[:, :L]})  # fmt: skip
 
 
 def test_stacks_and_the_full_transformer_equal_torch():
@@ -268,6 +270,9 @@ def test_the_pure_side_grad_and_jit():
     f = ft.jit(lambda m, x: m(x, src_key_padding_mask=pad))
     want = layer(x, src_key_padding_mask=pad)
     np.testing.assert_allclose(np.asarray(f(layer, x)), np.asarray(want), rtol=1e-5, atol=1e-5)
+    # vmap over the batch of unbatched calls gives the batched call
+    per = ft.vmap(lambda x: layer(x), in_axes=1, out_axes=1)(x)
+    np.testing.assert_allclose(np.asarray(per), np.asarray(layer(x)), rtol=1e-5, atol=1e-5)
     mha = nn.MultiheadAttention(E, H)
     gm = ft.jit(ft.grad(lambda m, x: m(x, x, x)[0].sum()))(mha, x)
     assert gm.in_proj_weight.shape == (3 * E, E)
