@@ -268,8 +268,8 @@ class RNN(RNNBase):
         nonlinearity = args.pop(3) if len(args) > 3 else kwargs.pop("nonlinearity", "tanh")
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
-        self.__dict__["nonlinearity"] = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", *args, **kwargs)
+        self.nonlinearity = nonlinearity
 
 
 class LSTM(RNNBase):
