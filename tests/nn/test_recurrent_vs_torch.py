@@ -198,3 +198,15 @@ def test_bad_arguments_are_named():
         nn.GRU(3, 4, proj_size=2)
     with pytest.raises(ValueError, match="dropout must be a number in"):
         nn.LSTM(3, 4, dropout=2.0)
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_float64_matches_torch_to_rounding(name):
+    torch.manual_seed(0)
+    ours = getattr(nn, name)(3, 4, 2, bidirectional=True).double()
+    theirs = getattr(tnn, name)(3, 4, 2, bidirectional=True).double()
+    _same_weights(ours, theirs)
+    x = RNG.standard_normal((6, 2, 3))
+    for a, b in zip(_flat(ours(ft.asarray(x))), _flat(theirs(torch.from_numpy(x)))):
+        assert a.dtype == np.float64
+        np.testing.assert_allclose(np.asarray(a), b.detach().numpy(), rtol=1e-12, atol=1e-12)

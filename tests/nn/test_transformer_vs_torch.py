@@ -292,3 +292,15 @@ def test_bad_arguments_are_named():
     t = nn.Transformer(E, H, 1, 1, dim_feedforward=8)
     with pytest.raises(ValueError, match="batch size of src"):
         t(ft.ones((3, 2, E)), ft.ones((3, 1, E)))
+
+
+def test_float64_transformer_matches_torch_to_rounding():
+    torch.manual_seed(0)
+    make = lambda m: m.Transformer(E, H, 1, 1, dim_feedforward=16).double().eval()  # noqa: E731
+    ours, theirs = make(nn), make(tnn)
+    _same_weights(ours, theirs)
+    src, tgt = RNG.standard_normal((S, N, E)), RNG.standard_normal((L, N, E))
+    got = ours(ft.asarray(src), ft.asarray(tgt))
+    want = theirs(torch.from_numpy(src), torch.from_numpy(tgt))
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(got), want.detach().numpy(), rtol=1e-10, atol=1e-10)
