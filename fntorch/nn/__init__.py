@@ -2,8 +2,12 @@
 tape (``autograd``), ``functional``, ``init``, layers, containers and losses."""
 
 from . import autograd, functional, init, utils
+from .attention import *  # noqa: F403
 from .containers import *  # noqa: F403
+from .conv_transpose import *  # noqa: F403
 from .layers import *  # noqa: F403
 from .module import Module
 from .parameter import Buffer, Parameter
+from .recurrent import *  # noqa: F403
 from .stateless import functional_call
+from .transformer import *  # noqa: F403

@@ -32,6 +32,7 @@ __all__ = [
     "normalize", "selu", "celu", "softsign", "hardswish", "hardsigmoid", "logsigmoid",
     "softmin", "glu", "prelu", "dropout1d", "dropout2d", "interpolate", "pixel_shuffle",
     "cosine_similarity", "pairwise_distance",
+    "conv_transpose1d", "conv_transpose2d", "bilinear", "multi_head_attention_forward",
 ]  # fmt: skip
 
 
@@ -445,6 +446,8 @@ from .functional_extra import (  # noqa: E402 - the less common ones, re-exporte
     softmin,
     softsign,
 )
+from .functional_attention import multi_head_attention_forward  # noqa: E402
+from .functional_conv import bilinear, conv_transpose1d, conv_transpose2d  # noqa: E402
 from .functional_loss import (  # noqa: E402 - the losses and attention, re-exported
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
