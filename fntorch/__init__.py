@@ -14,7 +14,7 @@ from . import cuda, fx, nn, ops, optim, random, transforms, tree, utils
 from . import devices as _devices
 
 # isort: split
-from . import debug, func
+from . import debug, func, profiler
 from ._version import __version__
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
@@ -45,7 +45,6 @@ from .ops.api import *  # noqa: F403
 from .random._torch_style import *  # noqa: F403
 from .random._torch_style import __all__ as _torch_random
 from .serialization import load, save
-from .transforms import profiler
 from .transforms.api import *  # noqa: F403
 from .transforms.export import Exported, ShapeDtypeStruct, export
 from .transforms.jit import config, disable_jit, jit

@@ -119,3 +119,37 @@ def test_pretty_shows_source_lines():
         f"{HERE}:{line_of('plant-log')}"
     )
     assert g.pretty() == str(g) and HERE not in g.pretty()
+
+
+def operators(x):
+    return x / 0.0 * 0  # plant-operators
+
+
+INF, ZERO = ft.asarray([np.inf]), ft.asarray([0.0])
+
+
+def test_eager_operators_take_the_check(nans):
+    # The CPU's fast paths for `* + - /` (devices/cpu_dispatch.py) step aside while a
+    # check is on: 0 / 0 makes the NaN in `/`, 1 / 0 * 0 in `*`.
+    with expect("NaN", "div", "plant-operators"):
+        operators(ft.asarray([0.0, 1.0]))
+    with expect("NaN", "mul", "plant-operators"):
+        operators(ft.asarray([1.0, 2.0]))
+    cases = {
+        "add": lambda: INF + (-INF),
+        "sub": lambda: INF - INF,
+        "mul": lambda: INF * ZERO,
+        "div": lambda: ZERO / ZERO,
+        "rmul": lambda: 0.0 * INF,  # the reflected operators, with a Python scalar
+        "rtruediv": lambda: 0.0 / ZERO,
+        "rsub": lambda: np.inf - INF,
+    }
+    for name, case in cases.items():
+        with pytest.raises(FloatingPointError, match="NaN"):
+            case()
+            pytest.fail(f"{name}: no FloatingPointError")
+
+
+def test_eager_operators_are_unchecked_when_off():
+    assert np.isnan(operators(ft.asarray([0.0, 1.0])).numpy()).all()
+    assert np.isnan((INF - INF).numpy()).all()

@@ -1,4 +1,6 @@
-"""Every notebook in notebooks/ runs top to bottom against the installed fntorch."""
+"""Every notebook in notebooks/ runs top to bottom against the installed fntorch, and
+shows its figures: the kernel's own matplotlib backend (inline under Jupyter) puts each
+one into the outputs as ``image/png``, which a reader sees on opening the notebook."""
 
 import pathlib
 
@@ -6,14 +8,36 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("matplotlib")
 
 NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 
+def images(nb) -> int:
+    """How many ``image/png`` outputs the executed notebook ``nb`` holds."""
+    return sum(
+        "image/png" in out.get("data", {})
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+    )
+
+
+def test_the_notebooks_are_found():
+    names = {p.name for p in NOTEBOOKS}
+    assert {"autodiff.ipynb", "debugging.ipynb", "tiny_gpt.ipynb"} <= names
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs(path):
+def test_notebook_runs_and_shows_its_figures(path, monkeypatch):
+    # A backend forced from outside (MPLBACKEND=Agg on a headless machine) would hide
+    # the figures; the kernel picks its own, as it does for a reader.
+    monkeypatch.delenv("MPLBACKEND", raising=False)
     nb = nbformat.read(path, as_version=4)
+    source = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "matplotlib.use(" not in source, f"{path.name} sets matplotlib's backend"
     client = nbclient.NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
     client.execute()
+    assert images(nb) >= 1, f"{path.name}: no figure (image/png) among its outputs"

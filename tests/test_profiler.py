@@ -137,3 +137,11 @@ def test_a_profile_records_nested_jit_programs_of_control_flow():
     programs = [e for e in prof.events() if e.cat == "program"]
     assert len(programs) >= 2  # the function's and its loop body's
     assert any(e.name.startswith("kernel exp") for e in prof.events())
+
+
+def test_the_module_is_fntorch_profiler_as_api_md_names_it():
+    import importlib
+
+    mod = importlib.import_module("fntorch.profiler")
+    assert ft.profiler is mod and mod.__name__ == "fntorch.profiler"
+    assert mod.profile.__module__ == "fntorch.profiler"

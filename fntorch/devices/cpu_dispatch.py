@@ -5,8 +5,9 @@ weak scalars, then ``bind``). For the CPU, ``x * 2.0`` and ``x + y`` of same-dty
 float16/32/64 numpy buffers go straight to the numpy ufunc instead: numpy 2's NEP 50 rule
 for Python scalars is exactly fntorch's weak-scalar promotion, so the result is the same,
 at about a third of the general path's cost (W1 measures it). Anything else (another
-buffer type, a tracer, other dtypes, a broadcasting error) falls through to the general
-operator, which words the errors. Indexing with concrete indices, and the functional
+buffer type, a tracer, other dtypes, a broadcasting error, ``ft.config``'s
+``debug_nans`` / ``debug_infs`` on) falls through to the general operator, which words the
+errors and runs the checks. Indexing with concrete indices, and the functional
 updates, take numpy's own indexing (``ufunc.at`` for the combining modes), registered in
 ops' ``eager_reads`` / ``eager_updates`` tables for numpy buffers. Importing this module
 installs all three.
@@ -22,6 +23,7 @@ import builtins
 
 import numpy as np
 
+from ..fx import core as _core
 from ..fx.core import EVAL_TRACE, Tensor, _current_trace, _new_tensor
 from ..ops import _index_read, _index_update
 from ..ops._index_parse import _NO, _numpy_index
@@ -52,7 +54,9 @@ def _fast_binary(ufunc, general, reflected: bool):
     """``general`` (ops' operator) behind the eager numpy fast path (floats only)."""
 
     def op(self, other):
-        if type(self) is Tensor and _get_trace() is EVAL_TRACE:
+        # With debug_nans / debug_infs on (``_core._debug_check`` set), the general path
+        # runs, so that its check sees these operators' results too.
+        if type(self) is Tensor and _get_trace() is EVAL_TRACE and _core._debug_check is None:
             v = self._value
             t = type(other)
             if t is builtins.float or t is builtins.int:

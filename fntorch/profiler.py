@@ -28,10 +28,10 @@ import threading
 import time
 from typing import NamedTuple
 
-from ..fx.core import EvalTrace, Tensor
-from ..lowering.program import Program
-from . import jit as _jit_module
-from .jit import JitFunction
+from .fx.core import EvalTrace, Tensor
+from .lowering.program import Program
+from .transforms import jit as _jit_module
+from .transforms.jit import JitFunction
 
 __all__ = ["profile", "Event", "EventAverage", "KeyAverages"]
 
