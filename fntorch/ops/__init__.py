@@ -3,6 +3,7 @@
 from . import (
     _prims_control,
     _prims_debug,
+    _prims_decomp,
     _prims_elementwise,
     _prims_indexing,
     _prims_linalg,
