@@ -24,7 +24,7 @@ def _nan_on_failure(fn, x):
     except np.linalg.LinAlgError:
         pass
     batch = x.shape[:-2]
-    flat = x.reshape((-1, *x.shape[-2:]))
+    flat = x.reshape((int(np.prod(batch, dtype=np.int64)), *x.shape[-2:]))
     ok = None
     for i in range(flat.shape[0]):
         try:
@@ -113,8 +113,8 @@ def lu_factor_batched(x):
     a = np.array(x, copy=True)
     *batch, m, n = a.shape
     k = min(m, n)
-    a = a.reshape((-1, m, n))
-    nb = a.shape[0]
+    nb = int(np.prod(batch, dtype=np.int64))
+    a = a.reshape((nb, m, n))
     rows = np.arange(nb)
     pivots = np.zeros((nb, k), d.PIVOT_DTYPE)
     perm = np.broadcast_to(np.arange(m, dtype=d.PIVOT_DTYPE), (nb, m)).copy()
