@@ -13,4 +13,5 @@ from . import (
     api,
     control_flow,
     lax,
+    linalg,  # ft.linalg, the Array API linalg extension
 )
