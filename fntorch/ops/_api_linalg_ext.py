@@ -49,32 +49,74 @@ __all__ = [
 
 
 class EighResult(NamedTuple):
+    """``eigh``'s result: ``eigenvalues`` (ascending) and ``eigenvectors`` (columns).
+
+    >>> import fntorch as ft
+    >>> ft.linalg.eigh(ft.eye(2)).eigenvalues.tolist()
+    [1.0, 1.0]
+    """
+
     eigenvalues: Tensor
     eigenvectors: Tensor
 
 
 class QRResult(NamedTuple):
+    """``qr``'s result: ``Q`` and ``R``.
+
+    >>> import fntorch as ft
+    >>> ft.linalg.qr(ft.eye(2)).R.shape
+    (2, 2)
+    """
+
     Q: Tensor
     R: Tensor
 
 
 class SVDResult(NamedTuple):
+    """``svd``'s result: ``U``, ``S``, ``Vh``.
+
+    >>> import fntorch as ft
+    >>> ft.linalg.svd(ft.eye(2)).S.tolist()
+    [1.0, 1.0]
+    """
+
     U: Tensor
     S: Tensor
     Vh: Tensor
 
 
 class SlogdetResult(NamedTuple):
+    """``slogdet``'s result: ``sign`` and ``logabsdet``.
+
+    >>> import fntorch as ft
+    >>> ft.linalg.slogdet(ft.eye(2)).sign.item()
+    1.0
+    """
+
     sign: Tensor
     logabsdet: Tensor
 
 
 class LUFactorResult(NamedTuple):
+    """``lu_factor``'s result: ``LU`` and 1-based ``pivots``.
+
+    >>> import fntorch as ft
+    >>> ft.linalg.lu_factor(ft.eye(2)).pivots.tolist()
+    [1, 2]
+    """
+
     LU: Tensor
     pivots: Tensor
 
 
 class LstsqResult(NamedTuple):
+    """``lstsq``'s result: ``solution``, ``residuals``, ``rank``, ``singular_values``.
+
+    >>> import fntorch as ft
+    >>> ft.linalg.lstsq(ft.eye(2), ft.ones(2)).rank.item()
+    2
+    """
+
     solution: Tensor
     residuals: Tensor
     rank: Tensor
