@@ -439,3 +439,42 @@ def test_against_jax_gradients():
 
     np.testing.assert_allclose(np_(ft.grad(eig_f)(ft.asarray(s))), jax.grad(eig_j)(s),
                                rtol=1e-8, atol=1e-10)  # fmt: skip
+
+
+def test_transforms_compose():
+    a = ft.asarray(general((3,), 4, 4))
+    b = ft.asarray(RNG.standard_normal((3, 4)))
+    # vmap over the right-hand side only, and over both
+    got = ft.vmap(LA.solve, in_axes=(None, 0))(a[0], b)
+    np.testing.assert_allclose(np_(got), np.linalg.solve(np_(a[0]), np_(b).T).T, atol=1e-12)
+    got = ft.vmap(LA.solve)(a, b)
+    np.testing.assert_allclose(np_(got), np.linalg.solve(np_(a), np_(b)[..., None])[..., 0],
+                               atol=1e-12)  # fmt: skip
+    # jit of vmap of grad equals eager; the hessian of log|det| is -inv(a).T (x) inv(a).T
+    f = ft.vmap(ft.grad(lambda x: LA.slogdet(x).logabsdet))
+    np.testing.assert_allclose(np_(ft.jit(f)(a)), np_(f(a)), atol=1e-12)
+    np.testing.assert_allclose(np_(f(a)), np.swapaxes(np.linalg.inv(np_(a)), -1, -2), atol=1e-10)
+    h = np_(ft.hessian(lambda x: LA.slogdet(x).logabsdet)(a[0]))
+    inv = np.linalg.inv(np_(a[0]))
+    np.testing.assert_allclose(h, -np.einsum("li,jk->ijkl", inv, inv), atol=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    batch=st.lists(st.integers(0, 3), max_size=2),
+    n=st.integers(0, 5),
+    k=st.integers(0, 3),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_solve_and_inv_match_numpy_on_any_shape(batch, n, k, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((*batch, n, n)) + 3 * np.eye(n)
+    b = rng.standard_normal((*batch, n, k))
+    if a.size:
+        np.testing.assert_allclose(np_(LA.inv(ft.asarray(a))), np.linalg.inv(a), atol=1e-9)
+        np.testing.assert_allclose(np_(LA.det(ft.asarray(a))), np.linalg.det(a), rtol=1e-9)
+    if a.size and b.size:
+        np.testing.assert_allclose(
+            np_(LA.solve(ft.asarray(a), ft.asarray(b))), np.linalg.solve(a, b), atol=1e-9
+        )
+    assert LA.solve(ft.asarray(a), ft.asarray(b)).shape == b.shape
