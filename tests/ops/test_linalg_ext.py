@@ -488,3 +488,16 @@ def test_solve_and_inv_match_numpy_on_any_shape(batch, n, k, seed):
             np_(LA.solve(ft.asarray(a), ft.asarray(b))), np.linalg.solve(a, b), atol=1e-9
         )
     assert LA.solve(ft.asarray(a), ft.asarray(b)).shape == b.shape
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
+def test_matrix_norm_keepdims(ord):
+    a = RNG.standard_normal((2, 3, 4))
+    got = LA.matrix_norm(ft.asarray(a), ord=ord, keepdims=True)
+    np.testing.assert_allclose(np_(got), np.linalg.norm(a, ord, axis=(-2, -1), keepdims=True))
+
+
+def test_vector_norm_keepdims_over_all_dims():
+    a = RNG.standard_normal((2, 3))
+    got = LA.vector_norm(ft.asarray(a), keepdims=True, ord=1)
+    np.testing.assert_allclose(np_(got), np.abs(a).sum(keepdims=True))
