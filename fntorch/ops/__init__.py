@@ -3,6 +3,7 @@
 from . import (
     _prims_control,
     _prims_debug,
+    _prims_decomp,
     _prims_elementwise,
     _prims_indexing,
     _prims_linalg,
@@ -12,4 +13,5 @@ from . import (
     api,
     control_flow,
     lax,
+    linalg,  # ft.linalg, the Array API linalg extension
 )

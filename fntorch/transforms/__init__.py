@@ -24,6 +24,7 @@ from . import (
     jvp_linalg,
     jvp_reduce,
     jvp_structural,
+    rules_decomp,
     staging,
     vectorize,
     vmap_control,

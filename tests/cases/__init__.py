@@ -105,9 +105,9 @@ def broadcastable_shapes(data, n=2, max_dims=3, max_side=4):
 
 
 def all_cases():
-    from . import control, debug, elementwise, indexing, linalg, reduce, structural
+    from . import control, debug, decomp, elementwise, indexing, linalg, reduce, structural
 
     out = []
-    for m in (elementwise, structural, indexing, reduce, linalg, control, debug):
+    for m in (elementwise, structural, indexing, reduce, linalg, decomp, control, debug):
         out.extend(getattr(m, "CASES", []))
     return out

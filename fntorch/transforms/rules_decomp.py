@@ -1,0 +1,299 @@
+"""jvp, transpose and batching rules of the decomposition primitives.
+
+The jvp rules are JAX's (``jax/_src/lax/linalg.py``), written over fntorch's lax: each
+output tangent is a product of the primal factors and the input tangent, built only
+from primitives that have transpose rules (``dot_general``, masks as ``mul``,
+``triangular_solve`` in its right-hand side), so reverse mode needs no rule of its own.
+Where a primitive reads one triangle of its input (``cholesky``, ``eigh``) its jvp reads
+the same triangle of the tangent, mirrored, so the rule is the derivative of the impl
+for any tangent; ``ft.linalg`` symmetrizes the input first, as JAX does.
+
+Every primitive maps its last two dims and batches its leading ones, so batching moves
+the batch axis to the front (``triangular_solve`` broadcasts an unbatched operand).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from ..fx.core import get_aval
+from ..ops import _prims_decomp as d
+from ..ops import lax
+from .ad import Zero, is_undefined_primal, jvp_rules, transpose_rules
+from .batching import batch_rules, bdim_at_front
+
+# ---------------------------------------------------------------- matrix helpers
+
+
+def _mm(a, b):
+    """``a @ b`` over matching leading (batch) dims."""
+    nb = len(a.shape) - 2
+    batch = tuple(range(nb))
+    return lax.dot_general(a, b, (((nb + 1,), (nb,)), (batch, batch)))
+
+
+def _T(x):
+    nd = len(x.shape)
+    return lax.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+
+
+def _mask(x, mask):
+    """``x`` times a constant ``(m, n)`` mask, broadcast over the batch."""
+    return lax.mul(x, np.asarray(mask, get_aval(x).dtype))
+
+
+def _tril(x, k=0):
+    m, n = x.shape[-2:]
+    return _mask(x, np.tri(m, n, k))
+
+
+def _triu(x, k=0):
+    m, n = x.shape[-2:]
+    return _mask(x, 1 - np.tri(m, n, k - 1))
+
+
+def _eye(n, dtype):
+    return np.eye(n, dtype=dtype)
+
+
+def _diag(x):
+    """The diagonal of a stack of square matrices, ``(..., n)``."""
+    nd = len(x.shape)
+    return lax.reduce_sum(_mask(x, np.eye(x.shape[-1])), (nd - 1,))
+
+
+def _mirror_lower(t):
+    """The symmetric matrix whose lower triangle is ``t``'s: what the impls read."""
+    return lax.add(_tril(t), _T(_tril(t, -1)))
+
+
+def _row(v):  # (..., n) -> (..., 1, n)
+    return lax.expand_dims(v, (len(v.shape) - 1,))
+
+
+def _col(v):  # (..., n) -> (..., n, 1)
+    return lax.expand_dims(v, (len(v.shape),))
+
+
+def _safe_reciprocal_gaps(diffs, n, dtype):
+    """``1 / diffs`` off the diagonal, 0 on it (no NaN from the diagonal's zeros)."""
+    eye = _eye(n, dtype)
+    return lax.sub(lax.div(np.asarray(1, dtype), lax.add(diffs, eye)), eye)
+
+
+# ------------------------------------------------------------------------- cholesky
+
+
+def _cholesky_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    L = d.cholesky_p.bind(x)
+    if type(t) is Zero:
+        return L, Zero.like(L)
+    # L_dot = L phi(L^-1 S_dot L^-T), phi: the lower triangle with its diagonal halved
+    # (Murray, arXiv:1602.07527).
+    s = _mirror_lower(t)
+    tmp = d.triangular_solve(L, s, left_side=False, lower=True, transpose_a=True)
+    inner = d.triangular_solve(L, tmp, left_side=True, lower=True)
+    n = x.shape[-1]
+    phi = _mask(inner, np.tri(n, n, -1) + 0.5 * np.eye(n))
+    return L, _mm(L, phi)
+
+
+jvp_rules[d.cholesky_p] = _cholesky_jvp
+
+
+# ----------------------------------------------------------------------------- eigh
+
+
+def _eigh_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    w, v = d.eigh_p.bind(x)
+    if type(t) is Zero:
+        return [w, v], [Zero.like(w), Zero.like(v)]
+    n = x.shape[-1]
+    dtype = get_aval(x).dtype
+    # F[i, j] = 1 / (w[j] - w[i]) off the diagonal (repeated eigenvalues: inf, as JAX).
+    F = _safe_reciprocal_gaps(lax.sub(_row(w), _col(w)), n, dtype)
+    vt_dx_v = _mm(_mm(_T(v), _mirror_lower(t)), v)
+    dv = _mm(v, lax.mul(F, vt_dx_v))
+    return [w, v], [_diag(vt_dx_v), dv]
+
+
+jvp_rules[d.eigh_p] = _eigh_jvp
+
+
+# ------------------------------------------------------------------------------- qr
+
+
+def _qr_jvp(primals, tangents, *, full_matrices):
+    (x,), (dx,) = primals, tangents
+    q, r = d.qr_p.bind(x, full_matrices=full_matrices)
+    if type(dx) is Zero:
+        return [q, r], [Zero.like(q), Zero.like(r)]
+    m, n = x.shape[-2:]
+    if m < n or (full_matrices and m != n):
+        raise NotImplementedError(
+            f"qr: the derivative is implemented for m >= n and reduced q only (as JAX's); "
+            f"got shape {tuple(x.shape)} with full_matrices={full_matrices}"
+        )
+    # Townsend, "Differentiating the QR decomposition" (JAX's qr_jvp_rule).
+    dx_rinv = d.triangular_solve(r, dx)  # dx @ r^-1
+    qt_dx_rinv = _mm(_T(q), dx_rinv)
+    low = _tril(qt_dx_rinv, -1)
+    do = lax.sub(low, _T(low))  # skew-symmetric
+    dq = lax.add(_mm(q, lax.sub(do, qt_dx_rinv)), dx_rinv)
+    dr = _mm(lax.sub(qt_dx_rinv, do), r)
+    return [q, r], [dq, dr]
+
+
+jvp_rules[d.qr_p] = _qr_jvp
+
+
+# ------------------------------------------------------------------------------ svd
+
+
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
+    (x,), (dA,) = primals, tangents
+    m, n = x.shape[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError(
+            f"svd: the derivative of u and vt is implemented for full_matrices=False only "
+            f"(as JAX's); got shape {tuple(x.shape)} with full_matrices=True"
+        )
+    s, U, Vt = d.svd_p.bind(x, full_matrices=False, compute_uv=True)
+    outs = [s, U, Vt] if compute_uv else [s]
+    if type(dA) is Zero:
+        return outs, [Zero.like(o) for o in outs]
+    dtype = get_aval(x).dtype
+    k = min(m, n)
+    V = _T(Vt)
+    dS = _mm(_mm(_T(U), dA), V)
+    ds = _diag(dS)
+    if not compute_uv:
+        return outs, [ds]
+    s_row = _row(s)
+    # F[i, j] = 1 / (s[j]^2 - s[i]^2) off the diagonal.
+    F = _safe_reciprocal_gaps(lax.mul(lax.add(s_row, _T(s_row)), lax.sub(s_row, _T(s_row))),
+                              k, dtype)  # fmt: skip
+    dSS = lax.mul(s_row, dS)  # dS @ diag(s)
+    SdS = lax.mul(_T(s_row), dS)  # diag(s) @ dS
+    zero_s = lax.convert_element_type(lax.eq(s, np.asarray(0, dtype)), dtype)
+    s_inv = lax.sub(lax.div(np.asarray(1, dtype), lax.add(s, zero_s)), zero_s)
+    s_inv_mat = lax.mul(_row(s_inv), _eye(k, dtype))
+    # Zero for real dtypes; the imaginary part of dS's diagonal for complex ones.
+    dUdV_diag = lax.mul(lax.mul(np.asarray(0.5, dtype), lax.sub(dS, _T(dS))), s_inv_mat)
+    dU = _mm(U, lax.add(lax.mul(F, lax.add(dSS, _T(dSS))), dUdV_diag))
+    dV = _mm(V, lax.mul(F, lax.add(SdS, _T(SdS))))
+    if m > n:
+        dAV = _mm(dA, V)
+        dU = lax.add(dU, lax.div(lax.sub(dAV, _mm(U, _mm(_T(U), dAV))), s_row))
+    if n > m:
+        dAtU = _mm(_T(dA), U)
+        dV = lax.add(dV, lax.div(lax.sub(dAtU, _mm(V, _mm(Vt, dAtU))), s_row))
+    return outs, [ds, dU, _T(dV)]
+
+
+jvp_rules[d.svd_p] = _svd_jvp
+
+
+# ------------------------------------------------------------------------------- lu
+
+
+def _lu_jvp(primals, tangents):
+    (a,), (a_dot,) = primals, tangents
+    lu, pivots, perm = d.lu_p.bind(a)
+    outs = [lu, pivots, perm]
+    zeros = [Zero.like(pivots), Zero.like(perm)]
+    if type(a_dot) is Zero:
+        return outs, [Zero.like(lu), *zeros]
+    *batch, m, n = a.shape
+    k = min(m, n)
+    dtype = get_aval(a).dtype
+    nd = len(a.shape)
+    # P @ a_dot as a product with the one-hot permutation matrix (linear, transposable).
+    onehot = lax.eq(_col(perm), np.arange(m, dtype=d.PIVOT_DTYPE))
+    x = _mm(lax.convert_element_type(onehot, dtype), a_dot)
+    zero = np.asarray(0, dtype)
+    cfg = [(0, 0, 0)] * nd
+    # L: (m, m) unit lower, its first k columns from lu; U: (n, n) upper, identity past k.
+    l_cols = lax.slice(lu, (0,) * nd, (*batch, m, k))
+    l = lax.pad(_tril(l_cols, -1), zero, cfg[:-1] + [(0, m - k, 0)])
+    l = lax.add(l, _eye(m, dtype))
+    u_rows = lax.slice(lu, (0,) * nd, (*batch, k, n))
+    u = lax.pad(_triu(u_rows), zero, cfg[:-2] + [(0, n - k, 0), (0, 0, 0)])
+    u = lax.add(u, np.pad(np.eye(n - k, dtype=dtype), ((k, 0), (k, 0))))
+    la = d.triangular_solve(l, x, left_side=True, lower=True, unit_diagonal=True)
+    lau = d.triangular_solve(u, la, left_side=False, lower=False)
+    lu_dot = lax.add(_mm(l, _tril(lau, -1)), _mm(_triu(lau), u))
+    return outs, [lu_dot, *zeros]
+
+
+jvp_rules[d.lu_p] = _lu_jvp
+
+
+# ------------------------------------------------------------------ triangular_solve
+
+
+def _triangular_solve_jvp(primals, tangents, **params):
+    (a, b), (ga, gb) = primals, tangents
+    ans = d.triangular_solve_p.bind(a, b, **params)
+    tout = None
+    if type(gb) is not Zero:
+        tout = d.triangular_solve_p.bind(a, gb, **params)
+    if type(ga) is not Zero:
+        tout = _add(tout, _triangular_solve_jvp_a(ga, ans, a, **params))
+    return ans, (Zero.like(ans) if tout is None else tout)
+
+
+def _add(a, b):
+    return b if a is None else lax.add(a, b)
+
+
+def _triangular_solve_jvp_a(ga, ans, a, *, left_side, lower, transpose_a, unit_diagonal):
+    # d(op(a)^-1 b) = -op(a)^-1 op(da) x, with da read from the triangle the impl reads;
+    # the products are ordered by which is cheaper (JAX's rule).
+    m, n = ans.shape[-2:]
+    k = 1 if unit_diagonal else 0
+    ga = _tril(ga, -k) if lower else _triu(ga, k)
+    ga = lax.neg(ga)
+    ga = _T(ga) if transpose_a else ga
+    params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
+                  unit_diagonal=unit_diagonal)  # fmt: skip
+
+    def a_inverse(rhs):
+        return d.triangular_solve_p.bind(a, rhs, **params)
+
+    if left_side:
+        return a_inverse(_mm(ga, ans)) if m > n else _mm(a_inverse(ga), ans)
+    return a_inverse(_mm(ans, ga)) if m < n else _mm(ans, a_inverse(ga))
+
+
+jvp_rules[d.triangular_solve_p] = _triangular_solve_jvp
+
+
+def _triangular_solve_transpose(ct, a, b, *, transpose_a, **params):
+    if is_undefined_primal(a):
+        raise NotImplementedError(
+            "triangular_solve: transposing with respect to the matrix a is not linear"
+        )
+    if type(ct) is Zero:
+        return [None, Zero(ct.aval)]
+    return [None, d.triangular_solve_p.bind(a, ct, transpose_a=not transpose_a, **params)]
+
+
+transpose_rules[d.triangular_solve_p] = _triangular_solve_transpose
+
+
+# ---------------------------------------------------------------------------- batch
+
+
+def _front_batch(prim, axis_size, args, dims, **params):
+    args = [bdim_at_front(x, b, axis_size) for x, b in zip(args, dims)]
+    out = prim.bind(*args, **params)
+    return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
+
+
+for _p in (d.cholesky_p, d.eigh_p, d.qr_p, d.svd_p, d.lu_p, d.triangular_solve_p):
+    batch_rules[_p] = partial(_front_batch, _p)
