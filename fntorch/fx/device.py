@@ -136,6 +136,23 @@ KNOWN_PLATFORMS = {
 }
 
 
+# Platforms whose devices register on first ask: platform -> ``provide(explicit)``,
+# which registers what this machine has (CUDA: imports CuPy, counts GPUs), and with
+# ``explicit`` (a device of it was named) may raise an error that says why it has none.
+# Nothing calls a provider at import, so ``import fntorch`` never imports CuPy.
+_providers: dict[str, Callable] = {}
+
+
+def register_provider(platform: str, provide: Callable) -> None:
+    """Registers ``provide(explicit: bool)``, called when a ``platform`` device is first
+    named (``explicit=True``) or ``devices()`` lists them (``explicit=False``).
+
+    >>> register_provider("doc", lambda explicit: None); _providers.pop("doc") is not None
+    True
+    """
+    _providers[platform] = provide
+
+
 def register_device(dev: Device, buffer_types=(), neutral_types=()) -> Device:
     """Adds ``dev`` to the registry; ``buffer_types`` are the types of its buffers,
     ``neutral_types`` those of host scalars that a tensor on it may hold but that belong
@@ -177,6 +194,8 @@ def devices() -> list[Device]:
     >>> ft.devices()[0]
     device(type='cpu')
     """
+    for provide in list(_providers.values()):
+        provide(False)
     return [d for kind in _registry.values() for d in kind.values()]
 
 
@@ -256,6 +275,10 @@ def device(spec) -> Device:
             f"as in '{platform}:0'"
         )
     found = kind.get(int(idx) if idx else 0) if kind else None
+    if found is None and platform in _providers:
+        _providers[platform](True)  # registers, or raises saying why there is none
+        kind = _registry.get(platform)
+        found = kind.get(int(idx) if idx else 0) if kind else None
     if found is not None:
         return found
     advice = KNOWN_PLATFORMS.get(platform, f"no {platform} device has that index")
