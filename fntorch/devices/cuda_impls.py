@@ -141,7 +141,8 @@ def _native(cp) -> dict:
             return cp.array(cp.broadcast_to(cases[0], shape))
         if which.dtype == np.bool_:
             return cp.where(which, cases[1], cases[0])
-        return cp.choose(which, cases, mode="clip")
+        choices = cp.stack(cp.broadcast_arrays(*[cp.asarray(c) for c in cases]))
+        return cp.choose(which, choices, mode="clip")
 
     impls[ew.select_n_p] = select_n
     impls[ew.clamp_p] = lambda lo, x, hi: cp.minimum(cp.maximum(x, lo), hi)
@@ -168,8 +169,8 @@ def _dot_general(cp):
         out = [ls[i] for i in lb]
         out += [ls[i] for i in range(lhs.ndim) if i not in lc and i not in lb]
         out += [rs[j] for j in range(rhs.ndim) if j not in rc and j not in rb]
-        want = np.dtype(preferred_element_type or np.result_type(lhs.dtype, rhs.dtype))
-        calc = want if dt.is_float(want) else np.result_type(lhs.dtype, rhs.dtype)
+        # in the result dtype (int8 x int8 -> int32 accumulates in int32, as on the CPU)
+        calc = want = np.dtype(preferred_element_type or np.result_type(lhs.dtype, rhs.dtype))
         spec = f"{''.join(ls)},{''.join(rs)}->{''.join(out)}"
         # einsum contracts through cupy.tensordot/matmul: cuBLAS for float operands
         return cp.einsum(spec, lhs.astype(calc, copy=False), rhs.astype(calc, copy=False)).astype(

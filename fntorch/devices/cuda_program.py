@@ -90,7 +90,7 @@ class CudaProgram:
         self.plan, self.target, self._cp = plan, target, cp
         g = plan.graph
         self.n_inputs = len(g.invars)
-        self._consts = {v.id: cp.asarray(np.asarray(c)) for v, c in zip(g.constvars, g.consts)}
+        self._consts = {v.id: _on_device(cp, c) for v, c in zip(g.constvars, g.consts)}
         self.kernels, self.listing, self._steps = [], [], []
         for st in plan.steps:
             if isinstance(st, KernelStep) and cg.supports(st.spec):
@@ -172,6 +172,13 @@ class CudaProgram:
             o = self._read(env, v)
             outs.append(o if isinstance(o, cp.ndarray) else cp.asarray(np.asarray(o, v.aval.dtype)))
         return outs
+
+
+def _on_device(cp, c):
+    """A graph constant as a CuPy array (it may be one already: made on the GPU while
+    tracing under ``ft.default_device("cuda")``)."""
+    c = getattr(c, "_value", c)
+    return c if isinstance(c, cp.ndarray) else cp.asarray(np.asarray(c))
 
 
 def _out_dtype(spec, o):

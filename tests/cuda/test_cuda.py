@@ -35,7 +35,7 @@ def _host(t):
     return np.asarray(t.to("cpu"))
 
 
-def _compare(got, want, case, what):
+def _compare(got, want, case, what, atol=1e-6):
     g, w = np.asarray(got), np.asarray(want)
     assert g.shape == w.shape and g.dtype == w.dtype, (what, g.shape, w.shape, g.dtype, w.dtype)
     if g.dtype.kind == "f":
@@ -43,7 +43,7 @@ def _compare(got, want, case, what):
     if case is not None and (case.exact or g.dtype.kind not in "f"):
         np.testing.assert_array_equal(g, w, err_msg=what)
     else:
-        rtol, atol = (case.rtol, case.atol) if case is not None else (1e-5, 1e-6)
+        rtol, atol = (case.rtol, case.atol) if case is not None else (1e-5, atol)
         np.testing.assert_allclose(g, w, rtol=max(rtol, 1e-5), atol=max(atol, 1e-6), err_msg=what)
 
 
@@ -111,8 +111,7 @@ def test_every_primitive_on_the_gpu_equals_the_cpu(gpu, case, data):
 KERNEL_CASES = [
     c
     for c in all_cases()
-    if lowering_table[c.prim].kind in ("elementwise", "reduction")
-    and c.name == c.prim.name
+    if lowering_table[c.prim].kind in ("elementwise", "reduction") and c.name == c.prim.name
 ]
 
 
@@ -148,8 +147,9 @@ def test_jit_runs_ptx_kernels(gpu):
     fn = ft.jit(f)
     got = fn(x)
     want = f(x.cpu())
-    for g, w in zip(got, want):
-        _compare(_host(g), np.asarray(w), None, "fused")
+    for g, w, atol in zip(got, want, (1e-6, 1e-6, 1e-3)):
+        # the column sums add 4096 values in another order than the CPU's pairwise sum
+        _compare(_host(g), np.asarray(w), None, "fused", atol)
     entry = fn.lower(x)._entry
     assert isinstance(entry.program, CudaProgram) and len(entry.program.kernels) >= 2
 
@@ -178,7 +178,7 @@ def test_grad_vmap_jit_compositions(gpu):
         ft.grad(loss),
         ft.jit(ft.grad(loss)),
         ft.vmap(lambda w, x: ft.tanh(x @ w), in_axes=(None, 0)),
-        ft.jit(ft.vmap(ft.grad(lambda w, x: ft.sum(ft.sin(x * w))), in_axes=(None, 0))),
+        ft.jit(ft.vmap(ft.grad(lambda w, x: ft.sum(ft.sin(x @ w))), in_axes=(None, 0))),
         ft.grad(ft.jit(loss)),
         lambda w, x: ft.jvp(lambda w: loss(w, x), (w,), (ft.ones_like(w),))[1],
     ):
@@ -206,9 +206,6 @@ def test_control_flow_on_the_gpu(gpu):
 
 
 def test_random_draws_on_the_gpu_equal_the_cpu_draws(gpu):
-    want = [ft.random.normal(ft.random.key(0), (1000,)), ft.random.uniform(ft.random.key(3), (7, 5))]
-    want.append(ft.random.bits(ft.random.split(ft.random.key(0))[1], (3,)))
-
     def draws(key):
         return [
             ft.random.normal(key, (1000,)),
@@ -216,6 +213,7 @@ def test_random_draws_on_the_gpu_equal_the_cpu_draws(gpu):
             ft.random.bits(ft.random.split(key)[1], (3,)),
         ]
 
+    want = draws(ft.random.key(0))
     with ft.default_device(gpu):
         key = ft.random.key(0)
         for got in (draws(key), ft.jit(draws)(key)):
