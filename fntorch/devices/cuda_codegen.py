@@ -30,7 +30,7 @@ dotted with the strides).
 >>> spec = KernelSpec(1, 0, (f32,), (KOp("exp", (("in", 0),), (), f32),), (("op", 0),),
 ...                   (False,))
 >>> ir = kernel_ir(spec, "c")
->>> "ptx_kernel void @fntorch_kernel" in ir and "llvm.nvvm.read.ptx.sreg.tid.x" in ir
+>>> "define ptx_kernel void" in ir and "llvm.nvvm.read.ptx.sreg.tid.x" in ir
 True
 """
 

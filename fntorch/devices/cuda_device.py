@@ -33,10 +33,10 @@ from ..fx.core import Tensor
 from ..fx.device import Device, ImplTable, register_device, register_provider
 
 MISSING_CUPY = (
-    "device: CUDA needs CuPy, which is not installed: pip install 'fntorch[cuda]' "
+    "no CUDA device: CUDA needs CuPy, which is not installed: pip install 'fntorch[cuda]' "
     "(the `cuda` extra installs cupy-cuda13x)"
 )
-NO_GPU = "device: CuPy is installed but finds no CUDA GPU ({why})"
+NO_GPU = "no CUDA device: CuPy is installed but finds no CUDA GPU ({why})"
 
 # The one impl table of every CUDA device, filled when the first one registers.
 cuda_impls: dict = ImplTable()
@@ -48,7 +48,7 @@ def cupy():
 
     >>> import importlib.util, pytest
     >>> if importlib.util.find_spec("cupy") is None:
-    ...     with pytest.raises(RuntimeError, match="fntorch\\\\[cuda\\\\]"):
+    ...     with pytest.raises(RuntimeError, match="fntorch.cuda"):
     ...         cupy()
     """
     try:
@@ -78,13 +78,12 @@ def _to_host(buffer):
     return cupy().asnumpy(buffer)
 
 
-def _provide(explicit: bool) -> None:
-    """Registers this machine's GPUs once; with ``explicit`` raises why there are none."""
+def _provide(explicit: bool) -> str | None:
+    """Registers this machine's GPUs once; returns why there are none, or None."""
     if not _state["done"]:
         _state["done"] = True
         _state["error"] = _register_all()
-    if explicit and _state["error"]:
-        raise RuntimeError(_state["error"])
+    return _state["error"]
 
 
 def _register_all() -> str | None:
@@ -120,5 +119,7 @@ def from_dlpack(x) -> Tensor:
     >>> if importlib.util.find_spec("cupy") is None:
     ...     print("needs CuPy")  # doctest: +SKIP
     """
-    _provide(True)
+    why = _provide(True)
+    if why:
+        raise RuntimeError(f"from_dlpack: {why}")
     return Tensor(cupy().from_dlpack(x))

@@ -137,15 +137,16 @@ KNOWN_PLATFORMS = {
 
 
 # Platforms whose devices register on first ask: platform -> ``provide(explicit)``,
-# which registers what this machine has (CUDA: imports CuPy, counts GPUs), and with
-# ``explicit`` (a device of it was named) may raise an error that says why it has none.
+# which registers what this machine has (CUDA: imports CuPy, counts GPUs) and returns
+# None, or why there is none (the error's advice when a device of it was named).
 # Nothing calls a provider at import, so ``import fntorch`` never imports CuPy.
 _providers: dict[str, Callable] = {}
 
 
 def register_provider(platform: str, provide: Callable) -> None:
-    """Registers ``provide(explicit: bool)``, called when a ``platform`` device is first
-    named (``explicit=True``) or ``devices()`` lists them (``explicit=False``).
+    """Registers ``provide(explicit: bool) -> str | None``, called when a ``platform``
+    device is first named (``explicit=True``) or ``devices()`` lists them
+    (``explicit=False``); it returns why the machine has none, or None.
 
     >>> register_provider("doc", lambda explicit: None); _providers.pop("doc") is not None
     True
@@ -275,13 +276,17 @@ def device(spec) -> Device:
             f"as in '{platform}:0'"
         )
     found = kind.get(int(idx) if idx else 0) if kind else None
+    why = None
     if found is None and platform in _providers:
-        _providers[platform](True)  # registers, or raises saying why there is none
+        why = _providers[platform](True)  # registers what there is; says why none, or None
         kind = _registry.get(platform)
         found = kind.get(int(idx) if idx else 0) if kind else None
     if found is not None:
         return found
-    advice = KNOWN_PLATFORMS.get(platform, f"no {platform} device has that index")
+    advice = why or (
+        f"no {platform} device has that index" if kind
+        else KNOWN_PLATFORMS.get(platform, f"no {platform} device has that index")
+    )  # fmt: skip
     raise RuntimeError(f"device: {spec!r} is not available: {advice}")
 
 
