@@ -10,13 +10,15 @@ size_{r-1}, i64 stride_{0,0} ... stride_{n_in-1,r-1})``: the data pointers of th
 then the outputs, the iteration space's sizes and every input's byte strides (iteration
 order). Outputs are C-contiguous (full outputs of the iteration shape, per-row outputs
 of the row shape). Each input has a *variant* letter, part of the cache key: ``c``
-(C-contiguous: ``p[j]``), ``s`` (one element: loaded once per thread) or ``g`` (any
+(C-contiguous: ``p[j]``; ``v``: and 16-byte aligned), ``s`` (one element: loaded once per thread) or ``g`` (any
 strides, broadcasts and transposes included: the element's index is unflattened and
 dotted with the strides).
 
-- elementwise (``reduce_rank == 0``): a grid-stride loop over the flat index with
-  ``UNROLL`` elements per thread per step, at ``j, j + T, ..., j + (UNROLL-1) T``
-  (``T`` threads in the grid), so neighbouring threads touch neighbouring elements.
+- elementwise (``reduce_rank == 0``): a grid-stride loop. With every input ``v`` or
+  ``s``, each thread takes groups of ``VEC`` consecutive elements (16-byte vector loads
+  and stores: the group's first access carries the alignment); otherwise ``UNROLL``
+  elements per thread per step, at ``j, j + T, ..., j + (UNROLL-1) T`` (``T`` threads in
+  the grid), so neighbouring threads touch neighbouring elements.
 - row (``reduce_rank > 0``): one warp per row (``ROWS_PER_BLOCK`` warps per block, rows
   grid-strided). Each reduction is a pass over the row, lane ``l`` taking elements
   ``l, l + 32, ...``; the lanes' partials combine by butterfly shuffles, so every lane
@@ -40,7 +42,8 @@ import numpy as np
 
 from ..lowering.spec import FUNCTION_NAME, REDUCTIONS, KernelSpec, _cone_of, _operand_dtype
 
-UNROLL = 4  # elements per thread per grid-stride step
+UNROLL = 4  # elements per thread per grid-stride step (strided inputs)
+VEC = 4  # consecutive elements per thread per step, aligned inputs: 16 bytes of float32
 BLOCK = 256  # threads per block of an elementwise kernel
 WARP = 32
 ROWS_PER_BLOCK = 4  # warps (rows in flight) per block of a row kernel
@@ -70,21 +73,33 @@ def supports(spec: KernelSpec) -> bool:
     return True
 
 
+def _group_align(dtype) -> int:
+    """The alignment of a group of ``VEC`` elements in a 16-byte-aligned buffer."""
+    return min(16, VEC * np.dtype(dtype).itemsize)
+
+
+def _address(a) -> int:
+    data = getattr(a, "data", None)
+    return data.ptr if hasattr(data, "ptr") else a.ctypes.data  # CuPy's, else numpy's
+
+
 def variant_of(arrays, n_in: int) -> str:
     """One letter per input array (shaped as the iteration space): ``s`` one element
-    (or one broadcast everywhere), ``c`` C-contiguous, ``g`` anything else.
+    (or one broadcast everywhere), ``v`` C-contiguous at a 16-byte-aligned address, ``c``
+    C-contiguous, ``g`` anything else.
 
-    >>> variant_of([np.zeros((2, 3)), np.zeros((2, 3))[:, ::2], np.zeros((1, 1))], 3)
-    'cgs'
-    >>> variant_of([np.broadcast_to(np.float32(1), (4, 5))], 1)
-    's'
+    >>> a = np.zeros((2, 4), np.float32)
+    >>> variant_of([a, a[:, ::2], np.zeros((1, 1))], 3)
+    'vgs'
+    >>> variant_of([a.reshape(-1)[1:7]], 1), variant_of([np.broadcast_to(np.float32(1), (4, 5))], 1)
+    ('c', 's')
     """
     out = []
     for a in arrays[:n_in]:
         if a.size <= 1 or not any(a.strides):
             out.append("s")
         elif a.flags.c_contiguous:
-            out.append("c")
+            out.append("v" if _address(a) % 16 == 0 else "c")
         else:
             out.append("g")
     return "".join(out)
@@ -144,8 +159,9 @@ def _gpu_gen_class():
             b.br(done)
             b.set_block(done)
 
-        def _accessors(self, flat, idx_of):
-            """(load_input, index) at flat element ``flat``; ``idx_of()`` its index."""
+        def _accessors(self, flat, idx_of, lead=False):
+            """(load_input, index) at flat element ``flat``; ``idx_of()`` its index;
+            ``lead``: ``flat`` starts a group of ``VEC`` (aligned loads of ``v`` inputs)."""
             b, B, spec = self.b, self.B, self.spec
             memo: dict = {}
 
@@ -160,8 +176,9 @@ def _gpu_gen_class():
                 cls, dtype = self.variant[i], spec.input_dtypes[i]
                 if cls == "s":
                     v = self.pre[i]
-                elif cls == "c":
-                    v = self._load(b.gep(self.data[i], flat, B.mem_type(dtype)), dtype)
+                elif cls in "cv":
+                    ptr = b.gep(self.data[i], flat, B.mem_type(dtype))
+                    v = self._load(ptr, dtype, _group_align(dtype) if lead and cls == "v" else None)
                 else:
                     v = self._load(self._offset(self.data[i], idx(), self.in_strides[i]), dtype)
                 memo[i] = v
@@ -170,21 +187,63 @@ def _gpu_gen_class():
             return load_input, lambda d: idx()[d]
 
         # -------------------------------------------------------- elementwise
+        def _load(self, ptr, dtype, align=None):
+            """``_Gen._load`` with an optional alignment (which lets LLVM's load-store
+            vectorizer merge a group's loads into one 16-byte ``ld.global.v4``)."""
+            if align is None:
+                return super()._load(ptr, dtype)
+            from xdsl.dialects import llvm as xllvm
+
+            b, B = self.b, self.B
+            name = np.dtype(dtype).name
+            t = {"bool": B.i8, "float16": B.f16, "bfloat16": B.i16}.get(name, B.mem_type(dtype))
+            raw = b._add(xllvm.LoadOp(ptr, t, alignment=align))
+            if name == "bool":
+                return b.icmp("ne", raw, b.const(0, B.i8))
+            if name == "float16":
+                return b.fpext(raw, B.f32)
+            if name == "bfloat16":
+                return b.bitcast(b.shl(b.zext(raw, B.i32), b.const(16, B.i32)), B.f32)
+            return raw
+
+        def _element_values(self, j, lead=False):
+            """The outputs' values at flat element ``j`` (their loads emitted, no store)."""
+            spec = self.spec
+            load_input, index = self._accessors(
+                j, lambda: self._unflatten(j, self.sizes), lead=lead
+            )
+            env: dict = {}
+            vals = []
+            for o, ref in enumerate(spec.outputs):
+                dtype = self._out_dtype(o)
+                hint = spec.input_dtypes[ref[1]] if ref[0] == "in" else dtype
+                vals.append(self._eval(ref, env, load_input, index, hint))
+            return vals
+
+        def _store_values(self, j, vals, lead=False):
+            b, B = self.b, self.B
+            from xdsl.dialects import llvm as xllvm
+
+            for o, v in enumerate(vals):
+                dtype = self._out_dtype(o)
+                ptr = b.gep(self.data[self.n_in + o], j, B.mem_type(dtype))
+                if lead and np.dtype(dtype).name not in ("bool", "float16", "bfloat16"):
+                    b._add(xllvm.StoreOp(v, ptr, alignment=_group_align(dtype)))
+                else:
+                    self._store(v, ptr, dtype)
+
         def _grid_elementwise(self):
-            b, B, spec = self.b, self.B, self.spec
+            b, B = self.b, self.B
             total = self._product(self.sizes)
             threads = b.mul(self._sreg("ntid"), self._sreg("nctaid"))
             first = b.add(b.mul(self._sreg("ctaid"), self._sreg("ntid")), self._sreg("tid"))
+            if set(self.variant) <= {"v", "s"}:
+                self._vector_elementwise(total, threads, first)
+                return
             step = b.mul(threads, b.const(UNROLL, B.i64))
 
             def element(j):
-                load_input, index = self._accessors(j, lambda: self._unflatten(j, self.sizes))
-                env: dict = {}
-                for o, ref in enumerate(spec.outputs):
-                    dtype = self._out_dtype(o)
-                    hint = spec.input_dtypes[ref[1]] if ref[0] == "in" else dtype
-                    v = self._eval(ref, env, load_input, index, hint)
-                    self._store(v, b.gep(self.data[self.n_in + o], j, B.mem_type(dtype)), dtype)
+                self._store_values(j, self._element_values(j))
 
             def chunk(c):
                 for k in range(UNROLL):
@@ -192,6 +251,28 @@ def _gpu_gen_class():
                     self._if(b.icmp("slt", j, total), lambda j=j: element(j))
 
             self._loop_step(first, total, step, chunk)
+
+        def _vector_elementwise(self, total, threads, first):
+            """Every input aligned and contiguous (or one element): thread ``t`` takes the
+            groups of ``VEC`` consecutive elements ``t, t + T, ...``; all of a group's
+            loads come before its stores, so LLVM merges them into vector accesses. The
+            last ``total % VEC`` elements are one each, on the first threads."""
+            b, B = self.b, self.B
+            vec = b.const(VEC, B.i64)
+            groups = b.sdiv(total, vec)
+
+            def group(g):
+                q = b.mul(g, vec)
+                idx = [q if k == 0 else b.add(q, b.const(k, B.i64)) for k in range(VEC)]
+                vals = [self._element_values(j, lead=k == 0) for k, j in enumerate(idx)]
+                for k, (j, v) in enumerate(zip(idx, vals)):
+                    self._store_values(j, v, lead=k == 0)
+
+            self._loop_step(first, groups, threads, group)
+            j = b.add(b.mul(groups, vec), first)
+            self._if(
+                b.icmp("slt", j, total), lambda: self._store_values(j, self._element_values(j))
+            )
 
         # --------------------------------------------------------------- rows
         def _shuffle(self, v, lane_mask):
@@ -319,9 +400,9 @@ def _gpu_gen_class():
 
 def kernel_module(spec: KernelSpec, variant: str, name: str = FUNCTION_NAME):
     """The xDSL module of ``spec``'s GPU kernel for ``variant`` (one letter per input)."""
-    if len(variant) != len(spec.input_dtypes) or set(variant) - set("csg"):
+    if len(variant) != len(spec.input_dtypes) or set(variant) - set("vcsg"):
         raise ValueError(
-            f"cuda_codegen.kernel_module: variant must be one of 'c', 's', 'g' per input "
+            f"cuda_codegen.kernel_module: variant must be one of 'v', 'c', 's', 'g' per input "
             f"({len(spec.input_dtypes)} inputs), got {variant!r}"
         )
     if not supports(spec):

@@ -105,7 +105,7 @@ def test_elementwise_and_row_templates_emit_ptx(tmp_path):
         assert specs
         for spec in specs:
             n = len(spec.input_dtypes)
-            for variant in {"c" * n, "g" * n, "s" * n}:
+            for variant in {"v" * n, "c" * n, "g" * n, "s" * n}:
                 irs.append(cg.kernel_ir(spec, variant))
                 rows.append(row and spec.reduce_rank > 0)
     for ptx, row in zip(compile_all(irs, tmp_path), rows):
@@ -114,10 +114,17 @@ def test_elementwise_and_row_templates_emit_ptx(tmp_path):
 
 def test_elementwise_kernel_has_several_elements_per_thread(tmp_path):
     spec = KernelSpec(1, 0, (F32,), (KOp("exp", (("in", 0),), (), F32),), (("op", 0),), (False,))
-    (ptx,) = compile_all([cg.kernel_ir(spec, "c")], tmp_path)
-    well_formed(ptx)
+    f16 = np.dtype("float16")
+    spec16 = KernelSpec(1, 0, (f16,), (KOp("exp", (("in", 0),), (), f16),), (("op", 0),), (False,))
+    irs = [cg.kernel_ir(spec, "c"), cg.kernel_ir(spec, "v"), cg.kernel_ir(spec16, "v")]
+    unaligned, aligned, half = compile_all(irs, tmp_path)
+    for ptx in (unaligned, aligned, half):
+        well_formed(ptx)
     # UNROLL global stores per grid-stride step
-    assert ptx.count("st.global") >= cg.UNROLL
+    assert unaligned.count("st.global") >= cg.UNROLL and "v4" not in unaligned
+    # aligned inputs: 16-byte vector loads and stores of VEC consecutive elements
+    assert "ld.global.v4.b32" in aligned and "st.global.v4.b32" in aligned
+    assert "ld.global.v4.b16" in half or "ld.global.v2.b32" in half or "ld.global.b64" in half
 
 
 _CASES = {}
@@ -148,7 +155,7 @@ def test_every_kernel_primitive_emits_ptx(data, tmp_path_factory):
                 if not cg.supports(spec):
                     continue
                 n = len(spec.input_dtypes)
-                for variant in ("c" * n, "g" * n):
+                for variant in ("v" * n, "g" * n):
                     irs.append(cg.kernel_ir(spec, variant))
                     names.append(f"{prim.name}[{np.dtype(dtype).name},{variant}]")
     assert len({n.split("[")[0] for n in names}) >= 0.8 * len(KERNEL_PRIMS)
