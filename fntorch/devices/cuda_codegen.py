@@ -10,9 +10,9 @@ size_{r-1}, i64 stride_{0,0} ... stride_{n_in-1,r-1})``: the data pointers of th
 then the outputs, the iteration space's sizes and every input's byte strides (iteration
 order). Outputs are C-contiguous (full outputs of the iteration shape, per-row outputs
 of the row shape). Each input has a *variant* letter, part of the cache key: ``c``
-(C-contiguous: ``p[j]``; ``v``: and 16-byte aligned), ``s`` (one element: loaded once per thread) or ``g`` (any
-strides, broadcasts and transposes included: the element's index is unflattened and
-dotted with the strides).
+(C-contiguous: ``p[j]``), ``v`` (C-contiguous and 16-byte aligned), ``s`` (one element:
+loaded once per thread) or ``g`` (any strides, broadcasts and transposes included: the
+element's index is unflattened and dotted with the strides).
 
 - elementwise (``reduce_rank == 0``): a grid-stride loop. With every input ``v`` or
   ``s``, each thread takes groups of ``VEC`` consecutive elements (16-byte vector loads
