@@ -47,6 +47,10 @@ VEC = 4  # consecutive elements per thread per step, aligned inputs: 16 bytes of
 BLOCK = 256  # threads per block of an elementwise kernel
 WARP = 32
 ROWS_PER_BLOCK = 4  # warps (rows in flight) per block of a row kernel
+# Blocks per multiprocessor at most in a grid (the grid-stride loops cover the rest):
+# elementwise and row kernels.
+GRID_PER_SM = 32
+ROW_GRID_PER_SM = 64
 # Reductions with a one-value state whose step also combines two partials.
 WARP_REDUCIBLE = frozenset(
     {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or"}

@@ -75,10 +75,10 @@ class CudaKernel:
         sms = self.target.multiprocessors()
         if spec.reduce_rank:
             block = cg.WARP * cg.ROWS_PER_BLOCK
-            grid = min(-(-rows // cg.ROWS_PER_BLOCK), sms * 64)
+            grid = min(-(-rows // cg.ROWS_PER_BLOCK), sms * cg.ROW_GRID_PER_SM)
         else:
             block = cg.BLOCK
-            grid = min(-(-total // (cg.BLOCK * cg.UNROLL)), sms * 32)
+            grid = min(-(-total // (cg.BLOCK * cg.UNROLL)), sms * cg.GRID_PER_SM)
         fn((max(grid, 1),), (block,), tuple(args))
 
 
