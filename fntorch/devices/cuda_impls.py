@@ -6,8 +6,8 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
 
 - *native*: a CuPy ufunc or function whose result equals the CPU impl's (the float
   ufuncs, comparisons, bitwise ops, sums/products/max/min/all/any, the structural and
-  view primitives, ``select_n``, ``dot_general`` through ``cupy.einsum``, which calls
-  cuBLAS);
+  view primitives, ``select_n``, ``rsqrt``, ``logistic``, float ``div``/``rem``/``pow``,
+  ``dot_general`` through ``cupy.einsum``, which calls cuBLAS);
 - *through the host*: every other primitive (integer division and shifts with XLA's
   edge cases, erf/lgamma/digamma, gathers and scatters, sort, convolution, the
   cumulative scans, random bits, ...) copies its operands to the host, runs the CPU impl
@@ -43,7 +43,8 @@ NATIVE_NAMES = frozenset(
         "reduce_or", "argmax", "argmin", "convert_element_type", "iota",
         "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "rev",
         "slice", "concatenate", "copy", "stop_gradient", "select_n", "clamp", "max",
-        "min", "dot_general", "cond", "while_loop", "scan", "jit_call",
+        "min", "dot_general", "cond", "while_loop", "scan", "jit_call", "rsqrt",
+        "logistic", "div (float)", "rem (float)", "pow (float)",
     }
 )  # fmt: skip
 
@@ -149,6 +150,30 @@ def _native(cp) -> dict:
     # of two equal values (+0.0 and -0.0) the second, as the CPU's impl
     impls[ew.max_p] = lambda x, y: cp.where(cp.equal(x, y), y, cp.maximum(x, y))
     impls[ew.min_p] = lambda x, y: cp.where(cp.equal(x, y), y, cp.minimum(x, y))
+
+    # float forms of primitives whose integer forms keep XLA's edge cases on the host
+    def float_or_host(prim, fn):
+        host = cpu_impls[prim]
+
+        def run(x, y):
+            if getattr(x, "dtype", np.dtype(float)).kind in "iub":
+                return _through_host(cp, host)(x, y)
+            return fn(x, y)
+
+        run.through_host = "integer operands"  # listed by host_primitives
+        return run
+
+    impls[ew.div_p] = float_or_host(ew.div_p, cp.true_divide)
+    impls[ew.rem_p] = float_or_host(ew.rem_p, cp.fmod)
+    impls[ew.pow_p] = float_or_host(ew.pow_p, cp.power)
+    impls[ew.rsqrt_p] = lambda x: cp.reciprocal(cp.sqrt(x))
+
+    def logistic(x):  # the CPU's formula: exp of a non-positive number never overflows
+        e = cp.exp(-cp.abs(x))
+        r = cp.reciprocal(1 + e)
+        return cp.where(x >= 0, r, e * r)
+
+    impls[ew.logistic_p] = logistic
     from ..ops._prims_linalg import dot_general_p
 
     impls[dot_general_p] = _dot_general(cp)
