@@ -404,7 +404,15 @@ def _gpu_gen_class():
 
 
 def kernel_module(spec: KernelSpec, variant: str, name: str = FUNCTION_NAME):
-    """The xDSL module of ``spec``'s GPU kernel for ``variant`` (one letter per input)."""
+    """The xDSL module of ``spec``'s GPU kernel for ``variant`` (one letter per input).
+
+    >>> from fntorch.lowering.spec import KOp
+    >>> f32 = np.dtype("float32")
+    >>> spec = KernelSpec(1, 0, (f32,), (KOp("neg", (("in", 0),), (), f32),), (("op", 0),),
+    ...                   (False,))
+    >>> "llvm.func" in str(kernel_module(spec, "v"))
+    True
+    """
     if len(variant) != len(spec.input_dtypes) or set(variant) - set("vcsg"):
         raise ValueError(
             f"cuda_codegen.kernel_module: variant must be one of 'v', 'c', 's', 'g' per input "
@@ -419,7 +427,15 @@ def kernel_module(spec: KernelSpec, variant: str, name: str = FUNCTION_NAME):
 
 
 def kernel_ir(spec: KernelSpec, variant: str, name: str = FUNCTION_NAME) -> str:
-    """The LLVM IR text of ``spec``'s GPU kernel, its entry marked ``ptx_kernel``."""
+    """The LLVM IR text of ``spec``'s GPU kernel, its entry marked ``ptx_kernel``.
+
+    >>> from fntorch.lowering.spec import KOp
+    >>> f32 = np.dtype("float32")
+    >>> spec = KernelSpec(1, 0, (f32,), (KOp("neg", (("in", 0),), (), f32),), (("op", 0),),
+    ...                   (False,))
+    >>> kernel_ir(spec, "g", name="neg").count('define ptx_kernel void @"neg"')
+    1
+    """
     from ..lowering.emit import emit_module
 
     mod = emit_module(kernel_module(spec, variant, name), triple="nvptx64-nvidia-cuda")

@@ -57,6 +57,10 @@ def compile_ptx(ir_text: str, compute_capability: str | int = "90") -> str:
 
     Functions defined with the ``ptx_kernel`` calling convention become launchable
     ``.entry`` points; the rest are device functions.
+
+    >>> ptx = compile_ptx("define void @f(ptr %p) {\\n  ret void\\n}\\n", 80)
+    >>> ".visible .func f" in ptx, ".target sm_80" in ptx
+    (True, True)
     """
     import llvmlite.binding as llvm
 

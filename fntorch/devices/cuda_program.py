@@ -40,6 +40,11 @@ class CudaKernel:
 
     ``kernel(inputs, outputs, sizes)``: CuPy arrays shaped as the iteration space
     ``sizes`` in, fresh C-contiguous outputs (full or per-row) written.
+
+    >>> import fntorch as ft
+    >>> x = ft.ones(5).cuda()  # doctest: +SKIP
+    >>> ft.jit(lambda v: v * 2.0).lower(x)._entry.program.kernels[0]  # doctest: +SKIP
+    <fntorch.devices.cuda_program.CudaKernel object at ...>
     """
 
     def __init__(self, spec, target):
@@ -83,7 +88,13 @@ class CudaKernel:
 
 
 class CudaProgram:
-    """``program(*flat_input_buffers) -> list of output buffers`` on one CUDA device."""
+    """``program(*flat_input_buffers) -> list of output buffers`` on one CUDA device.
+
+    >>> import fntorch as ft
+    >>> f = ft.jit(lambda v: ft.softmax(v, axis=-1))
+    >>> type(f.lower(ft.ones((2, 3)).cuda())._entry.program).__name__  # doctest: +SKIP
+    'CudaProgram'
+    """
 
     def __init__(self, plan, target):
         cp = target.cupy()
