@@ -21,6 +21,8 @@ overhead is that of one Python call per step.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..fx.graph import Literal
@@ -108,11 +110,11 @@ class CudaProgram:
                 k = target.kernel(st.spec)
                 self.kernels.append(k)
                 self.listing.append((st.spec.key(), k))
-                self._steps.append((self._launch, st, k))
+                self._steps.append(self._launch_step(st, k))
             elif isinstance(st, KernelStep):
-                self._steps.append((self._eager_group, st, None))
+                self._steps.append(partial(self._eager_group, st=st))
             else:
-                self._steps.append((self._library, st.eqn, None))
+                self._steps.append(partial(self._eqn, eqn=st.eqn))
 
     @property
     def n_steps(self) -> int:
@@ -140,35 +142,50 @@ class CudaProgram:
         else:
             env[eqn.outputs[0].id] = outs
 
-    def _library(self, env, eqn, _):
-        self._eqn(env, eqn)
-
-    def _eager_group(self, env, st, _):
+    def _eager_group(self, env, st):
         for eqn in st.eqns:
             self._eqn(env, eqn)
 
-    def _launch(self, env, st, kernel):
+    def _launch_step(self, st, kernel):
+        """A closure running kernel step ``st``: what depends on shapes only (the
+        iteration shape, the outputs' shapes and dtypes, literal operands as device
+        scalars) is worked out here, once."""
         cp = self._cp
         shape, perm = tuple(st.logical_shape), tuple(st.perm)
         ident = perm == tuple(range(len(perm)))
-        ins = []
-        for u, dtype in zip(st.inputs, st.spec.input_dtypes):
-            buf = self._read(env, u)
-            a = cp.asarray(buf, dtype=dtype) if not isinstance(buf, cp.ndarray) else buf
-            a = cp.broadcast_to(a, shape)
-            ins.append(a if ident else a.transpose(perm))
+        inv = _inverse(perm)
         it_shape = tuple(shape[d] for d in perm)
         m = st.spec.rank - st.spec.reduce_rank
-        outs = []
-        for o, (_var, is_row) in enumerate(st.outputs):
-            dtype = np.dtype(_out_dtype(st.spec, o))
-            outs.append(cp.empty(it_shape[:m] if is_row else it_shape, dtype))
-        kernel(ins, outs, it_shape)
-        inv = _inverse(perm)
-        for (var, is_row), out in zip(st.outputs, outs):
-            if not is_row and not ident:
-                out = out.transpose(inv)
-            env[var.id] = out.reshape(var.aval.shape) if out.shape != tuple(var.aval.shape) else out
+        ins = [
+            (None, cp.asarray(np.asarray(u.value, dtype)))
+            if isinstance(u, Literal)
+            else (u, np.dtype(dtype))
+            for u, dtype in zip(st.inputs, st.spec.input_dtypes)
+        ]
+        outs = [
+            (var.id, it_shape[:m] if is_row else it_shape, np.dtype(_out_dtype(st.spec, o)),
+             not is_row and not ident, tuple(var.aval.shape))
+            for o, (var, is_row) in enumerate(st.outputs)
+        ]  # fmt: skip
+        read, ndarray, broadcast, empty = self._read, cp.ndarray, cp.broadcast_to, cp.empty
+
+        def launch(env):
+            views = []
+            for u, const in ins:
+                a = const if u is None else read(env, u)
+                if not isinstance(a, ndarray):
+                    a = cp.asarray(np.asarray(a, const))
+                if a.shape != shape:
+                    a = broadcast(a, shape)
+                views.append(a if ident else a.transpose(perm))
+            bufs = [empty(sh, dtype) for _, sh, dtype, _, _ in outs]
+            kernel(views, bufs, it_shape)
+            for (vid, _, _, permuted, aval_shape), out in zip(outs, bufs):
+                if permuted:
+                    out = out.transpose(inv)
+                env[vid] = out if out.shape == aval_shape else out.reshape(aval_shape)
+
+        return launch
 
     def __call__(self, *bufs):
         cp = self._cp
@@ -176,8 +193,8 @@ class CudaProgram:
         env = dict(self._consts)
         for v, b in zip(g.invars, bufs):
             env[v.id] = b
-        for run, step, extra in self._steps:
-            run(env, step, extra)
+        for run in self._steps:
+            run(env)
         outs = []
         for v in g.outvars:
             o = self._read(env, v)
