@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import importlib.util
+import threading
 
 import numpy as np
 
@@ -41,6 +42,7 @@ NO_GPU = "no CUDA device: CuPy is installed but finds no CUDA GPU ({why})"
 # The one impl table of every CUDA device, filled when the first one registers.
 cuda_impls: dict = ImplTable()
 _state: dict = {"done": False, "error": None}
+_lock = threading.Lock()  # two threads asking at once register the GPUs once
 
 
 def cupy():
@@ -81,8 +83,10 @@ def _to_host(buffer):
 def _provide(explicit: bool) -> str | None:
     """Registers this machine's GPUs once; returns why there are none, or None."""
     if not _state["done"]:
-        _state["done"] = True
-        _state["error"] = _register_all()
+        with _lock:
+            if not _state["done"]:
+                _state["error"] = _register_all()
+                _state["done"] = True
     return _state["error"]
 
 
