@@ -23,8 +23,8 @@ element's index is unflattened and dotted with the strides).
   grid-strided). Each reduction is a pass over the row, lane ``l`` taking elements
   ``l, l + 32, ...``; the lanes' partials combine by butterfly shuffles, so every lane
   holds the row's value, which later passes and the outputs read. Full-shape outputs
-  are written in a last pass, per-row outputs by lane 0. Reductions whose state is more
-  than one value (argmax, argmin) have no GPU form yet (``supports``).
+  are written in a last pass, per-row outputs by lane 0. argmax/argmin combine their
+  lanes' (value, index) partials by ``_arg_combine`` (the first best wins, as numpy).
 
 >>> import numpy as np
 >>> from fntorch.lowering.spec import KernelSpec, KOp
@@ -56,6 +56,8 @@ ROW_GRID_PER_SM = 64
 WARP_REDUCIBLE = frozenset(
     {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or"}
 )
+# (value, index) states, combined by ``_arg_combine``: the reductions of a row kernel.
+ARG_REDUCTIONS = frozenset({"argmax", "argmin"})
 
 
 def supports(spec: KernelSpec) -> bool:
@@ -64,8 +66,12 @@ def supports(spec: KernelSpec) -> bool:
 
     >>> from fntorch.lowering.spec import KOp
     >>> f32 = np.dtype("float32")
-    >>> supports(KernelSpec(2, 1, (f32,), (KOp("argmax", (("in", 0),), (), np.dtype("int32")),),
+    >>> i32 = np.dtype("int32")
+    >>> supports(KernelSpec(2, 1, (f32,), (KOp("argmax", (("in", 0),), (), i32),),
     ...                     (("op", 0),), (True,)))
+    True
+    >>> supports(KernelSpec(1, 0, (f32,), (KOp("sort", (("in", 0),), (), f32),),
+    ...                     (("op", 0),), (False,)))
     False
     """
     from ..lowering.rules import KERNEL_PRIMITIVES
@@ -73,7 +79,7 @@ def supports(spec: KernelSpec) -> bool:
     for op in spec.ops:
         if op.prim not in KERNEL_PRIMITIVES:
             return False
-        if op.prim in REDUCTIONS and op.prim not in WARP_REDUCIBLE:
+        if op.prim in REDUCTIONS and op.prim not in WARP_REDUCIBLE | ARG_REDUCTIONS:
             return False
     return True
 
@@ -304,6 +310,29 @@ def _gpu_gen_class():
                 r = b.trunc(shfl32(b.zext(as_int, B.i32)), B.int_type(bits))
             return b.bitcast(r, t) if B.is_float_type(t) else r
 
+        def _arg_combine(self, st, other, is_max, dtype):
+            """Two lanes' argmax/argmin partials (the first best of each lane's elements)
+            as the first best of both: the better value, on a tie the smaller index; a
+            NaN beats any number and the earlier of two NaNs wins (numpy's rule)."""
+            from ..lowering.rules import _is_bool, _is_float, _is_signed
+
+            b = self.b
+            (va, ia), (vb, ib) = st, other
+            earlier = b.icmp("slt", ib, ia)
+            if _is_float(dtype):
+                better = b.fcmp("ogt" if is_max else "olt", vb, va)
+                tie = b.fcmp("oeq", vb, va)
+                nan_a, nan_b = b.fcmp("uno", va, va), b.fcmp("uno", vb, vb)
+                both = b.and_(nan_a, nan_b)
+                only_b = b.and_(nan_b, b.xor(nan_a, b.true()))
+                wins = b.or_(b.or_(better, only_b), b.and_(b.or_(tie, both), earlier))
+            else:
+                pred = "gt" if is_max else "lt"
+                pred = ("s" if _is_signed(dtype) and not _is_bool(dtype) else "u") + pred
+                better, tie = b.icmp(pred, vb, va), b.icmp("eq", vb, va)
+                wins = b.or_(better, b.and_(tie, earlier))
+            return [b.select(wins, vb, va), b.select(wins, ib, ia)]
+
         def _warp_rows(self):
             b, B, spec = self.b, self.B, self.spec
             rank, k = spec.rank, spec.reduce_rank
@@ -365,7 +394,11 @@ def _gpu_gen_class():
                     b.set_block(exit_)
                     st = list(exit_.args)
                     for mask in (16, 8, 4, 2, 1):
-                        st = red.step(b, st, self._shuffle(st[0], mask), None, dtype)
+                        if op.prim in ARG_REDUCTIONS:
+                            other = [self._shuffle(v, mask) for v in st]
+                            st = self._arg_combine(st, other, op.prim == "argmax", dtype)
+                        else:
+                            st = red.step(b, st, self._shuffle(st[0], mask), None, dtype)
                     v = red.final(b, st, dtype, np.dtype(op.dtype))
                     row_env[r] = self._round(v, op.dtype)
                 if full:
@@ -421,7 +454,7 @@ def kernel_module(spec: KernelSpec, variant: str, name: str = FUNCTION_NAME):
     if not supports(spec):
         raise NotImplementedError(
             f"cuda_codegen.kernel_module: no GPU form for the kernel {spec.key()!r} "
-            f"(supported reductions: {sorted(WARP_REDUCIBLE)})"
+            f"(supported reductions: {sorted(WARP_REDUCIBLE | ARG_REDUCTIONS)})"
         )
     return _gpu_gen_class()(spec, variant, (), name).build().module
 

@@ -235,3 +235,19 @@ def test_ptx_kernels_are_cached_on_disk(gpu, tmp_path, monkeypatch):
     cache.clear_memory()
     np.testing.assert_allclose(_host(ft.jit(f)(x)), np.cosh(1.0) * 0.25 - 7.0, rtol=1e-6)
     assert cache.stats["compiles"] == before + 1  # read back from disk
+
+
+def test_argmax_rows_combine_lanes_as_numpy(gpu):
+    from fntorch.devices.cuda_program import CudaProgram
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 4, (64, 100)).astype(np.float32)  # many ties across lanes
+    x[3, [40, 7, 90]] = np.nan  # the first NaN wins
+    x[5, 70] = np.nan
+    x[9] = -np.inf
+    f = ft.jit(lambda v: (ft.argmax(v, axis=-1), ft.argmin(v, axis=-1), ft.argmax(v, axis=0)))
+    got = f(ft.asarray(x, device=gpu))
+    for g, w in zip(got, (np.argmax(x, -1), np.argmin(x, -1), np.argmax(x, 0))):
+        np.testing.assert_array_equal(_host(g), w)
+    program = f.lower(ft.asarray(x, device=gpu))._entry.program
+    assert isinstance(program, CudaProgram) and len(program.kernels) >= 2

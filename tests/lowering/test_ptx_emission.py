@@ -99,6 +99,8 @@ def test_elementwise_and_row_templates_emit_ptx(tmp_path):
         (_specs_of(lambda a: ft.sum(a.astype(ft.float64), axis=-1), x), True),  # 64-bit shuffles
         (_specs_of(lambda a: ft.any(a > 0.5, axis=-1), x), True),  # bool reduction
         (_specs_of(lambda a: ft.sum(a.astype(ft.int32) + 1, axis=-1), x), True),
+        (_specs_of(lambda a: ft.argmax(a * 2.0, axis=-1), x), True),  # (value, index) pairs
+        (_specs_of(lambda a: ft.argmin(a.astype(ft.int8), axis=0), x), True),
     ]
     irs, rows = [], []
     for specs, row in cases:
@@ -166,12 +168,14 @@ def test_every_kernel_primitive_emits_ptx(data, tmp_path_factory):
         well_formed(r)
 
 
-def test_unsupported_reductions_are_refused_by_name():
+def test_kernels_without_a_gpu_form_are_refused_by_name():
+    spec = KernelSpec(1, 0, (F32,), (KOp("sort", (("in", 0),), (), F32),), (("op", 0),), (False,))
+    assert not cg.supports(spec)
+    with pytest.raises(NotImplementedError, match="no GPU form.*sort"):
+        cg.kernel_module(spec, "c")
     op = KOp("argmax", (("in", 0),), (("index_dtype", "int32"),), np.dtype("int32"))
     spec = KernelSpec(2, 1, (F32,), (op,), (("op", 0),), (True,))
-    assert not cg.supports(spec)
-    with pytest.raises(NotImplementedError, match="argmax"):
-        cg.kernel_module(spec, "c")
+    assert cg.supports(spec)
     with pytest.raises(ValueError, match="variant"):
         cg.kernel_module(spec, "x")
 
