@@ -250,4 +250,4 @@ def test_argmax_rows_combine_lanes_as_numpy(gpu):
     for g, w in zip(got, (np.argmax(x, -1), np.argmin(x, -1), np.argmax(x, 0))):
         np.testing.assert_array_equal(_host(g), w)
     program = f.lower(ft.asarray(x, device=gpu))._entry.program
-    assert isinstance(program, CudaProgram) and len(program.kernels) >= 2
+    assert isinstance(program, CudaProgram) and program.kernels  # PTX, not the eager path
