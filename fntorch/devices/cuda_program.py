@@ -8,8 +8,8 @@ ctypes entry, the CPU's threads); the CUDA target builds this one instead
   kernel launch on the current stream; its inputs are CuPy views shaped as the
   iteration space (broadcasts and transposes cost no copy: the ``g`` variant reads
   their strides), its outputs fresh CuPy arrays;
-- a kernel step without one (argmax/argmin rows) runs its equations with the device's
-  eager impls;
+- a kernel step without one (a primitive no GPU template computes) runs its equations
+  with the device's eager impls;
 - library steps (``dot_general`` through cuBLAS, sort, convolution, control flow ...)
   call the device's eager impls (``cuda_impls``);
 - index equations (views) are made when a step first reads them.
