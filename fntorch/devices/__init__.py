@@ -1,5 +1,6 @@
 """Device kinds and their eager impls. Importing this registers the CPU device (numpy)
-with the registry in ``fntorch.fx.device`` and every CPU impl."""
+with the registry in ``fntorch.fx.device`` and every CPU impl, and the CUDA provider
+(``cuda_device``), which registers GPUs when one is first asked for."""
 
 from ..fx.device import Device, default_device, device, devices, get_default_device
 from . import (  # noqa: E402
@@ -11,5 +12,6 @@ from . import (  # noqa: E402
     cpu_linalg,
     cpu_reduce,
     cpu_structural,
+    cuda_device,  # registers the cuda provider only: CuPy is imported on first ask
 )
 from ._device import CPU, cpu_impls

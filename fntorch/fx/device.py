@@ -136,6 +136,24 @@ KNOWN_PLATFORMS = {
 }
 
 
+# Platforms whose devices register on first ask: platform -> ``provide(explicit)``,
+# which registers what this machine has (CUDA: imports CuPy, counts GPUs) and returns
+# None, or why there is none (the error's advice when a device of it was named).
+# Nothing calls a provider at import, so ``import fntorch`` never imports CuPy.
+_providers: dict[str, Callable] = {}
+
+
+def register_provider(platform: str, provide: Callable) -> None:
+    """Registers ``provide(explicit: bool) -> str | None``, called when a ``platform``
+    device is first named (``explicit=True``) or ``devices()`` lists them
+    (``explicit=False``); it returns why the machine has none, or None.
+
+    >>> register_provider("doc", lambda explicit: None); _providers.pop("doc") is not None
+    True
+    """
+    _providers[platform] = provide
+
+
 def register_device(dev: Device, buffer_types=(), neutral_types=()) -> Device:
     """Adds ``dev`` to the registry; ``buffer_types`` are the types of its buffers,
     ``neutral_types`` those of host scalars that a tensor on it may hold but that belong
@@ -177,6 +195,8 @@ def devices() -> list[Device]:
     >>> ft.devices()[0]
     device(type='cpu')
     """
+    for provide in list(_providers.values()):
+        provide(False)
     return [d for kind in _registry.values() for d in kind.values()]
 
 
@@ -256,9 +276,17 @@ def device(spec) -> Device:
             f"as in '{platform}:0'"
         )
     found = kind.get(int(idx) if idx else 0) if kind else None
+    why = None
+    if found is None and platform in _providers:
+        why = _providers[platform](True)  # registers what there is; says why none, or None
+        kind = _registry.get(platform)
+        found = kind.get(int(idx) if idx else 0) if kind else None
     if found is not None:
         return found
-    advice = KNOWN_PLATFORMS.get(platform, f"no {platform} device has that index")
+    advice = why or (
+        f"no {platform} device has that index" if kind
+        else KNOWN_PLATFORMS.get(platform, f"no {platform} device has that index")
+    )  # fmt: skip
     raise RuntimeError(f"device: {spec!r} is not available: {advice}")
 
 

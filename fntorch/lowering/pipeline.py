@@ -54,6 +54,9 @@ def compile_graph(
     from .program import build_program
 
     plan = plan_graph(graph, simplified=simplified)
+    own = getattr(target, "build_program", None)
+    if own is not None:  # a target whose buffers are not numpy's runs its own program (CUDA)
+        return own(plan, donated=donated, backend=backend)
     return build_program(plan, target, donated=donated, backend=backend)
 
 

@@ -1,0 +1,297 @@
+"""The CUDA device's eager impl table: CuPy for the primitives it computes as fntorch
+does, the CPU's impl through the host for the rest.
+
+``build_impls(cupy)`` fills the table when the first CUDA device registers (CuPy is
+imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
+
+- *native*: a CuPy ufunc or function whose result equals the CPU impl's (the float
+  ufuncs, comparisons, bitwise ops, sums/products/max/min/all/any, the structural and
+  view primitives, ``select_n``, ``rsqrt``, ``logistic``, float ``div``/``rem``/``pow``,
+  ``dot_general`` through ``cupy.einsum``, which calls cuBLAS);
+- *through the host*: every other primitive (integer division and shifts with XLA's
+  edge cases, erf/lgamma/digamma, gathers and scatters, sort, convolution, the
+  cumulative scans, random bits, ...) copies its operands to the host, runs the CPU impl
+  and copies the results back. Correct and bit-identical to the CPU (the random bits
+  included), but slow: ``HOST_PRIMITIVES`` names them, so the gap is visible.
+
+Control flow (``cond``, ``while_loop``, ``scan``) runs its sub-graphs eagerly on the
+device; ``while_loop`` reads its predicate on the host once per iteration.
+
+>>> "reduce_sum" in NATIVE_NAMES and "sort" not in NATIVE_NAMES
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..fx import dtypes as dt
+from ..fx.core import Tensor
+from ..fx.graph import eval_graph
+from ..ops import _prims_control as pc
+from ..ops import _prims_elementwise as ew
+from ..ops import _prims_reduce as r
+from ..ops import _prims_structural as ps
+from ._device import cpu_impls
+from .cpu_elementwise import _UFUNCS
+
+# Names of the primitives computed natively by CuPy (the rest go through the host).
+NATIVE_NAMES = frozenset(
+    {p.name for p in _UFUNCS}
+    | {
+        "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
+        "reduce_or", "argmax", "argmin", "convert_element_type", "iota",
+        "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "rev",
+        "slice", "concatenate", "copy", "stop_gradient", "select_n", "clamp", "max",
+        "min", "dot_general", "cond", "while_loop", "scan", "jit_call", "rsqrt",
+        "logistic", "div (float)", "rem (float)", "pow (float)",
+    }
+)  # fmt: skip
+
+
+def _acc(dtype):
+    return dt.float32 if dt.is_float(dtype) and dtype.itemsize == 2 else dtype
+
+
+def _native(cp) -> dict:
+    """The CuPy impls, keyed by primitive (each equal to the CPU impl's result)."""
+    impls = {}
+    for prim, uf in _UFUNCS.items():
+        impls[prim] = getattr(cp, uf.__name__)
+
+    def reduce_sum(x, *, axes):
+        return cp.sum(x, axis=axes, dtype=_acc(x.dtype)).astype(x.dtype, copy=False)
+
+    def reduce_prod(x, *, axes):
+        return cp.prod(x, axis=axes, dtype=_acc(x.dtype)).astype(x.dtype, copy=False)
+
+    def extreme(fn, positive):
+        def run(x, *, axes):
+            if x.size == 0 or (dt.is_float(x.dtype) and cp.any(x == 0)):
+                # empty axes (the identity) and the sign of a zero result: the CPU's rules
+                return cp.asarray(cpu_impls[prim_of[fn]](cp.asnumpy(x), axes=axes))
+            return fn(x, axis=axes)
+
+        return run
+
+    prim_of = {cp.amax: r.reduce_max_p, cp.amin: r.reduce_min_p}
+    impls[r.reduce_sum_p] = reduce_sum
+    impls[r.reduce_prod_p] = reduce_prod
+    impls[r.reduce_max_p] = extreme(cp.amax, True)
+    impls[r.reduce_min_p] = extreme(cp.amin, False)
+    impls[r.reduce_and_p] = lambda x, *, axes: cp.all(x, axis=axes)
+    impls[r.reduce_or_p] = lambda x, *, axes: cp.any(x, axis=axes)
+    impls[r.argmax_p] = lambda x, *, axes, index_dtype: cp.argmax(x, axis=axes[0]).astype(
+        index_dtype
+    )
+    impls[r.argmin_p] = lambda x, *, axes, index_dtype: cp.argmin(x, axis=axes[0]).astype(
+        index_dtype
+    )
+
+    def convert(x, *, new_dtype):
+        x = cp.asarray(x)
+        if dt.is_float(x.dtype) and dt.is_integer(new_dtype):
+            # saturating casts (XLA's): the CPU's rule on the host
+            return cp.asarray(
+                cpu_impls[ps.convert_element_type_p](cp.asnumpy(x), new_dtype=new_dtype)
+            )
+        return x.astype(new_dtype)
+
+    impls[ps.convert_element_type_p] = convert
+
+    def iota(*, dtype, shape, dimension):
+        n = shape[dimension]
+        line = cp.arange(n, dtype=np.int64).astype(dtype)
+        line = line.reshape((1,) * dimension + (n,) + (1,) * (len(shape) - dimension - 1))
+        return cp.broadcast_to(line, shape)
+
+    impls[ps.iota_p] = iota
+
+    def broadcast_in_dim(x, *, shape, broadcast_dimensions):
+        x = cp.asarray(x)
+        if list(broadcast_dimensions) != sorted(broadcast_dimensions):
+            order = sorted(range(x.ndim), key=lambda i: broadcast_dimensions[i])
+            x = x.transpose(order)
+            broadcast_dimensions = sorted(broadcast_dimensions)
+        if x.ndim != len(shape):
+            expanded = [1] * len(shape)
+            for i, d in enumerate(broadcast_dimensions):
+                expanded[d] = x.shape[i]
+            x = x.reshape(expanded)
+        return cp.broadcast_to(x, shape)
+
+    impls[ps.broadcast_in_dim_p] = broadcast_in_dim
+    impls[ps.reshape_p] = lambda x, *, new_sizes: cp.reshape(x, new_sizes)
+    impls[ps.transpose_p] = lambda x, *, permutation: cp.transpose(x, permutation)
+    impls[ps.squeeze_p] = lambda x, *, dimensions: cp.squeeze(x, axis=dimensions)
+    impls[ps.expand_dims_p] = lambda x, *, dimensions: cp.expand_dims(x, dimensions)
+    impls[ps.rev_p] = lambda x, *, dimensions: cp.flip(x, dimensions)
+
+    def slice_(x, *, start_indices, limit_indices, strides):
+        strides = strides or (1,) * len(start_indices)
+        return cp.asarray(x)[tuple(map(slice, start_indices, limit_indices, strides))]
+
+    impls[ps.slice_p] = slice_
+    impls[ps.concatenate_p] = lambda *xs, dimension: cp.concatenate(xs, axis=dimension)
+    impls[ps.copy_p] = lambda x: cp.array(x, copy=True)
+    impls[ps.stop_gradient_p] = lambda x: x
+
+    def select_n(which, *cases):
+        if len(cases) == 1:
+            shape = cp.broadcast_shapes(cp.shape(which), cp.shape(cases[0]))
+            return cp.array(cp.broadcast_to(cases[0], shape))
+        if which.dtype == np.bool_:
+            return cp.where(which, cases[1], cases[0])
+        choices = cp.stack(cp.broadcast_arrays(*[cp.asarray(c) for c in cases]))
+        return cp.choose(which, choices, mode="clip")
+
+    impls[ew.select_n_p] = select_n
+    impls[ew.clamp_p] = lambda lo, x, hi: cp.minimum(cp.maximum(x, lo), hi)
+    # of two equal values (+0.0 and -0.0) the second, as the CPU's impl
+    impls[ew.max_p] = lambda x, y: cp.where(cp.equal(x, y), y, cp.maximum(x, y))
+    impls[ew.min_p] = lambda x, y: cp.where(cp.equal(x, y), y, cp.minimum(x, y))
+
+    # float forms of primitives whose integer forms keep XLA's edge cases on the host
+    def float_or_host(prim, fn):
+        host = cpu_impls[prim]
+
+        def run(x, y):
+            if getattr(x, "dtype", np.dtype(float)).kind in "iub":
+                return _through_host(cp, host)(x, y)
+            return fn(x, y)
+
+        run.through_host = "integer operands"  # listed by host_primitives
+        return run
+
+    impls[ew.div_p] = float_or_host(ew.div_p, cp.true_divide)
+    impls[ew.rem_p] = float_or_host(ew.rem_p, cp.fmod)
+    impls[ew.pow_p] = float_or_host(ew.pow_p, cp.power)
+    impls[ew.rsqrt_p] = lambda x: cp.reciprocal(cp.sqrt(x))
+
+    def logistic(x):  # the CPU's formula: exp of a non-positive number never overflows
+        e = cp.exp(-cp.abs(x))
+        r = cp.reciprocal(1 + e)
+        return cp.where(x >= 0, r, e * r)
+
+    impls[ew.logistic_p] = logistic
+    from ..ops._prims_linalg import dot_general_p
+
+    impls[dot_general_p] = _dot_general(cp)
+    impls.update(_control(cp))
+    return impls
+
+
+def _dot_general(cp):
+    letters = "abcdefghijklmnopqrstuvwxyz"
+
+    def dot_general(lhs, rhs, *, dimension_numbers, preferred_element_type):
+        (lc, rc), (lb, rb) = dimension_numbers
+        ls, rs = list(letters[: lhs.ndim]), [None] * rhs.ndim
+        for i, j in zip((*lc, *lb), (*rc, *rb)):
+            rs[j] = ls[i]
+        fresh = iter(letters[lhs.ndim :])
+        rs = [c or next(fresh) for c in rs]
+        out = [ls[i] for i in lb]
+        out += [ls[i] for i in range(lhs.ndim) if i not in lc and i not in lb]
+        out += [rs[j] for j in range(rhs.ndim) if j not in rc and j not in rb]
+        # in the result dtype (int8 x int8 -> int32 accumulates in int32, as on the CPU)
+        calc = want = np.dtype(preferred_element_type or np.result_type(lhs.dtype, rhs.dtype))
+        spec = f"{''.join(ls)},{''.join(rs)}->{''.join(out)}"
+        # einsum contracts through cupy.tensordot/matmul: cuBLAS for float operands
+        return cp.einsum(spec, lhs.astype(calc, copy=False), rhs.astype(calc, copy=False)).astype(
+            want, copy=False
+        )
+
+    return dot_general
+
+
+def _control(cp) -> dict:
+    def tensor(v):
+        return v if isinstance(v, Tensor) else Tensor(v)
+
+    def buffer(o):
+        return o._value if isinstance(o, Tensor) else o
+
+    def cond(index, *operands, branches):
+        i = min(max(int(index), 0), len(branches) - 1)
+        return [buffer(o) for o in eval_graph(branches[i], *map(tensor, operands))]
+
+    def while_(*args, cond_graph, body_graph, cond_nconsts, body_nconsts):
+        vals = [tensor(a) for a in args]
+        cc = vals[:cond_nconsts]
+        bc = vals[cond_nconsts : cond_nconsts + body_nconsts]
+        carry = vals[cond_nconsts + body_nconsts :]
+        while bool(buffer(eval_graph(cond_graph, *cc, *carry)[0])):  # one host read each
+            carry = [tensor(c) for c in eval_graph(body_graph, *bc, *carry)]
+        return [buffer(c) for c in carry]
+
+    def scan(*args, body, num_consts, num_carry, length, reverse):
+        consts = [tensor(a) for a in args[:num_consts]]
+        carry = [tensor(a) for a in args[num_consts : num_consts + num_carry]]
+        xs = list(args[num_consts + num_carry :])
+        ys = [cp.empty((length, *a.shape), a.dtype) for a in body.out_avals[num_carry:]]
+        for i in reversed(range(length)) if reverse else range(length):
+            outs = eval_graph(body, *consts, *carry, *[Tensor(x[i, ...]) for x in xs])
+            carry = [tensor(c) for c in outs[:num_carry]]
+            for buf, y in zip(ys, outs[num_carry:]):
+                buf[i] = buffer(y)
+        return [buffer(c) for c in carry] + ys
+
+    def call(*args, graph, name):
+        # a jit'ed function called under another transform: its program on this device
+        from ..fx.device import device_of_operand, get_default_device
+        from ..lowering.pipeline import compiled
+
+        dev = next((d for d in map(device_of_operand, args) if d is not None), None)
+        dev = dev or get_default_device()
+        bufs = [
+            a if isinstance(a, cp.ndarray) else cp.asarray(np.asarray(a, v.aval.dtype))
+            for a, v in zip(args, graph.invars)
+        ]
+        return compiled(graph, dev.target)(*bufs)
+
+    return {pc.cond_p: cond, pc.while_p: while_, pc.scan_p: scan, pc.call_p: call}
+
+
+def _through_host(cp, impl):
+    """``impl`` (a CPU impl) run on host copies of CuPy operands; results copied back."""
+
+    def back(o):
+        if isinstance(o, (list, tuple)):
+            return [back(x) for x in o]
+        if isinstance(o, (np.ndarray, np.generic)):
+            return cp.asarray(np.asarray(o))
+        return o
+
+    def run(*args, **params):
+        host = [cp.asnumpy(a) if isinstance(a, cp.ndarray) else a for a in args]
+        return back(impl(*host, **params))
+
+    run.through_host = True
+    return run
+
+
+def build_impls(cp, table: dict) -> dict:
+    """Fills ``table`` (the CUDA ImplTable) for CuPy module ``cp``: native impls first,
+    every other CPU primitive through the host. Returns ``table``. (numpy stands in for
+    CuPy here: the table is only built, not run.)
+
+    >>> t = build_impls(np, {})
+    >>> set(cpu_impls) <= set(t), "sort" in host_primitives(t), "exp" in host_primitives(t)
+    (True, True, False)
+    """
+    native = _native(cp)
+    for prim, impl in cpu_impls.items():
+        table[prim] = native.get(prim) or _through_host(cp, impl)
+    for prim, impl in native.items():
+        table.setdefault(prim, impl)
+    return table
+
+
+def host_primitives(table: dict) -> list[str]:
+    """The names of the primitives ``table`` runs through the host, sorted.
+
+    >>> host_primitives({})
+    []
+    """
+    return sorted(p.name for p, f in table.items() if getattr(f, "through_host", False))

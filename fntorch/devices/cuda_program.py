@@ -1,0 +1,215 @@
+"""A compiled program on a CUDA device: a fusion ``Plan`` run over CuPy buffers.
+
+``lowering``'s ``Program`` is built over numpy buffers (views by ``np.ndarray``, the
+ctypes entry, the CPU's threads); the CUDA target builds this one instead
+(``CudaTarget.build_program``, which ``compile_graph`` asks for), from the same plan:
+
+- a kernel step whose spec has a GPU form (``cuda_codegen.supports``) is one PTX
+  kernel launch on the current stream; its inputs are CuPy views shaped as the
+  iteration space (broadcasts and transposes cost no copy: the ``g`` variant reads
+  their strides), its outputs fresh CuPy arrays;
+- a kernel step without one (a primitive no GPU template computes) runs its equations
+  with the device's eager impls;
+- library steps (``dot_general`` through cuBLAS, sort, convolution, control flow ...)
+  call the device's eager impls (``cuda_impls``);
+- index equations (views) are made when a step first reads them.
+
+Not yet: donation (a donated input is never written in place), preallocated
+intermediates and CUDA-graph capture; a call walks its steps in Python, so its launch
+overhead is that of one Python call per step.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from ..fx.graph import Literal
+from ..lowering.fusion import KernelStep
+from . import cuda_codegen as cg
+
+
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+class CudaKernel:
+    """One kernel step's spec, compiled per input variant on first use.
+
+    ``kernel(inputs, outputs, sizes)``: CuPy arrays shaped as the iteration space
+    ``sizes`` in, fresh C-contiguous outputs (full or per-row) written.
+
+    >>> import fntorch as ft
+    >>> x = ft.ones(5).cuda()  # doctest: +SKIP
+    >>> ft.jit(lambda v: v * 2.0).lower(x)._entry.program.kernels[0]  # doctest: +SKIP
+    <fntorch.devices.cuda_program.CudaKernel object at ...>
+    """
+
+    def __init__(self, spec, target):
+        self.spec, self.target = spec, target
+        self._fns: dict = {}
+
+    def function(self, variant: str):
+        fn = self._fns.get(variant)
+        if fn is None:
+            fn = self._fns[variant] = self.target.kernel_function(self.spec, variant)
+        return fn
+
+    def as_text(self, variant: str | None = None) -> str:
+        """The kernel's LLVM IR for ``variant`` (default: every input contiguous)."""
+        return cg.kernel_ir(self.spec, variant or "c" * len(self.spec.input_dtypes))
+
+    def __call__(self, inputs, outputs, sizes) -> None:
+        spec = self.spec
+        rank = spec.rank
+        sizes = tuple(int(s) for s in sizes)
+        m = rank - spec.reduce_rank
+        rows = int(np.prod(sizes[:m], dtype=np.int64))
+        total = int(np.prod(sizes, dtype=np.int64))
+        work = rows if spec.reduce_rank else total
+        if work == 0:
+            return
+        fn = self.function(cg.variant_of(inputs, len(inputs)))
+        args = [np.uint64(a.data.ptr) for a in (*inputs, *outputs)]
+        args += [np.int64(s) for s in sizes]
+        for a in inputs:
+            st = a.strides if a.ndim == rank else (0,) * rank
+            args += [np.int64(s) for s in st]
+        sms = self.target.multiprocessors()
+        if spec.reduce_rank:
+            block = cg.WARP * cg.ROWS_PER_BLOCK
+            grid = min(-(-rows // cg.ROWS_PER_BLOCK), sms * cg.ROW_GRID_PER_SM)
+        else:
+            block = cg.BLOCK
+            grid = min(-(-total // (cg.BLOCK * cg.UNROLL)), sms * cg.GRID_PER_SM)
+        fn((max(grid, 1),), (block,), tuple(args))
+
+
+class CudaProgram:
+    """``program(*flat_input_buffers) -> list of output buffers`` on one CUDA device.
+
+    >>> import fntorch as ft
+    >>> f = ft.jit(lambda v: ft.softmax(v, axis=-1))
+    >>> type(f.lower(ft.ones((2, 3)).cuda())._entry.program).__name__  # doctest: +SKIP
+    'CudaProgram'
+    """
+
+    def __init__(self, plan, target):
+        cp = target.cupy()
+        self.plan, self.target, self._cp = plan, target, cp
+        g = plan.graph
+        self.n_inputs = len(g.invars)
+        self._consts = {v.id: _on_device(cp, c) for v, c in zip(g.constvars, g.consts)}
+        self.kernels, self.listing, self._steps = [], [], []
+        for st in plan.steps:
+            if isinstance(st, KernelStep) and cg.supports(st.spec):
+                k = target.kernel(st.spec)
+                self.kernels.append(k)
+                self.listing.append((st.spec.key(), k))
+                self._steps.append(self._launch_step(st, k))
+            elif isinstance(st, KernelStep):
+                self._steps.append(partial(self._eager_group, st=st))
+            else:
+                self._steps.append(partial(self._eqn, eqn=st.eqn))
+
+    @property
+    def n_steps(self) -> int:
+        return len(self._steps)
+
+    # ------------------------------------------------------------------ running
+    def _read(self, env, v):
+        if isinstance(v, Literal):
+            return v.value
+        got = env.get(v.id)
+        if got is None:
+            eqn = self.plan.views.get(v.id)
+            if eqn is None:
+                raise KeyError(f"CudaProgram: value {v} has no producer")
+            self._eqn(env, eqn)
+            got = env[v.id]
+        return got
+
+    def _eqn(self, env, eqn):
+        impl = self.target.impls[eqn.primitive]
+        outs = impl(*[self._read(env, u) for u in eqn.inputs], **eqn.params)
+        if eqn.primitive.multiple_results:
+            for v, o in zip(eqn.outputs, outs):
+                env[v.id] = o
+        else:
+            env[eqn.outputs[0].id] = outs
+
+    def _eager_group(self, env, st):
+        for eqn in st.eqns:
+            self._eqn(env, eqn)
+
+    def _launch_step(self, st, kernel):
+        """A closure running kernel step ``st``: what depends on shapes only (the
+        iteration shape, the outputs' shapes and dtypes, literal operands as device
+        scalars) is worked out here, once."""
+        cp = self._cp
+        shape, perm = tuple(st.logical_shape), tuple(st.perm)
+        ident = perm == tuple(range(len(perm)))
+        inv = _inverse(perm)
+        it_shape = tuple(shape[d] for d in perm)
+        m = st.spec.rank - st.spec.reduce_rank
+        ins = [
+            (None, cp.asarray(np.asarray(u.value, dtype)))
+            if isinstance(u, Literal)
+            else (u, np.dtype(dtype))
+            for u, dtype in zip(st.inputs, st.spec.input_dtypes)
+        ]
+        outs = [
+            (var.id, it_shape[:m] if is_row else it_shape, np.dtype(_out_dtype(st.spec, o)),
+             not is_row and not ident, tuple(var.aval.shape))
+            for o, (var, is_row) in enumerate(st.outputs)
+        ]  # fmt: skip
+        read, ndarray, broadcast, empty = self._read, cp.ndarray, cp.broadcast_to, cp.empty
+
+        def launch(env):
+            views = []
+            for u, const in ins:
+                a = const if u is None else read(env, u)
+                if not isinstance(a, ndarray):
+                    a = cp.asarray(np.asarray(a, const))
+                if a.shape != shape:
+                    a = broadcast(a, shape)
+                views.append(a if ident else a.transpose(perm))
+            bufs = [empty(sh, dtype) for _, sh, dtype, _, _ in outs]
+            kernel(views, bufs, it_shape)
+            for (vid, _, _, permuted, aval_shape), out in zip(outs, bufs):
+                if permuted:
+                    out = out.transpose(inv)
+                env[vid] = out if out.shape == aval_shape else out.reshape(aval_shape)
+
+        return launch
+
+    def __call__(self, *bufs):
+        cp = self._cp
+        g = self.plan.graph
+        env = dict(self._consts)
+        for v, b in zip(g.invars, bufs):
+            env[v.id] = b
+        for run in self._steps:
+            run(env)
+        outs = []
+        for v in g.outvars:
+            o = self._read(env, v)
+            outs.append(o if isinstance(o, cp.ndarray) else cp.asarray(np.asarray(o, v.aval.dtype)))
+        return outs
+
+
+def _on_device(cp, c):
+    """A graph constant as a CuPy array (it may be one already: made on the GPU while
+    tracing under ``ft.default_device("cuda")``)."""
+    c = getattr(c, "_value", c)
+    return c if isinstance(c, cp.ndarray) else cp.asarray(np.asarray(c))
+
+
+def _out_dtype(spec, o):
+    from ..lowering.spec import _out_dtype as out_dtype
+
+    return out_dtype(spec, o)

@@ -1,0 +1,253 @@
+"""The CUDA device runs what the CPU runs, with the CPU's results: every primitive's
+eager impl, jit (PTX kernels) against eager, grad/vmap/jit compositions, control flow,
+random draws bit for bit, transfers and DLPack. Needs a GPU and CuPy: skips without.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+cp = pytest.importorskip("cupy")
+
+import fntorch as ft  # noqa: E402
+from fntorch.fx import dtypes as dt  # noqa: E402
+from fntorch.fx.core import Tensor  # noqa: E402
+from fntorch.lowering.table import lowering_table  # noqa: E402
+from tests.cases import all_cases  # noqa: E402
+from tests.contract import as_list, case_ids  # noqa: E402
+
+pytestmark = pytest.mark.cuda
+SETTINGS = settings(
+    max_examples=3, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+)
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    try:
+        return ft.device("cuda:0")
+    except RuntimeError as e:
+        pytest.skip(f"no CUDA device: {e}")
+
+
+def _host(t):
+    return np.asarray(t.to("cpu"))
+
+
+def _compare(got, want, case, what, atol=1e-6):
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape and g.dtype == w.dtype, (what, g.shape, w.shape, g.dtype, w.dtype)
+    if g.dtype.kind == "f":
+        g, w = g.astype(np.float64), w.astype(np.float64)
+    if case is not None and (case.exact or g.dtype.kind not in "f"):
+        np.testing.assert_array_equal(g, w, err_msg=what)
+    else:
+        rtol, atol = (case.rtol, case.atol) if case is not None else (1e-5, atol)
+        np.testing.assert_allclose(g, w, rtol=max(rtol, 1e-5), atol=max(atol, 1e-6), err_msg=what)
+
+
+def _dtypes(case):
+    return [d for d in case.dtypes if d != dt.bfloat16]  # not yet on the GPU
+
+
+# ------------------------------------------------------------------ the device
+
+
+def test_transfers_round_trip(gpu):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = ft.asarray(a).cuda()
+    assert x.device is gpu and isinstance(x._value, cp.ndarray)
+    assert x.cpu().device is ft.device("cpu")
+    np.testing.assert_array_equal(x.numpy(), a)
+    assert not x.numpy().flags.writeable
+    assert ft.device_put({"w": a}, "cuda")["w"].device is gpu
+    assert ft.asarray(a).to("cuda:0").device is gpu
+    assert gpu in ft.devices() and ft.cuda.is_available() and ft.cuda.device_count() >= 1
+    with ft.default_device("cuda"):
+        assert ft.zeros(3).device is gpu
+    with pytest.raises(ValueError, match="different devices"):
+        x + ft.ones((2, 3))
+
+
+def test_bfloat16_is_refused_by_name(gpu):
+    with pytest.raises(TypeError, match="bfloat16 is not supported on cuda:0"):
+        ft.ones(2, dtype=ft.bfloat16).cuda()
+
+
+def test_dlpack_with_torch_and_cupy_shares_memory(gpu):
+    from fntorch.devices.cuda_device import from_dlpack
+
+    c = cp.arange(4, dtype=cp.float32)
+    t = from_dlpack(c)
+    assert t.device is gpu and t._value.data.ptr == c.data.ptr
+    back = cp.from_dlpack(t)
+    assert back.data.ptr == c.data.ptr
+    torch = pytest.importorskip("torch")
+    tt = torch.arange(3.0, device="cuda")
+    ft_t = from_dlpack(tt)
+    assert ft_t._value.data.ptr == tt.data_ptr()
+    assert torch.from_dlpack(ft_t).data_ptr() == tt.data_ptr()
+
+
+@pytest.mark.parametrize("case", all_cases(), ids=case_ids)
+@SETTINGS
+@given(data=st.data())
+def test_every_primitive_on_the_gpu_equals_the_cpu(gpu, case, data):
+    dtypes = _dtypes(case)
+    if not dtypes:
+        pytest.skip("bfloat16 only")
+    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
+    args, params = case.draw(data, dtype)
+    want = as_list(case.prim.bind(*[Tensor(a) for a in args], **params))
+    with ft.default_device(gpu):  # for primitives of no operands (iota)
+        got = as_list(case.prim.bind(*[ft.asarray(a, device=gpu) for a in args], **params))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.device is gpu, case.name
+        _compare(_host(g), np.asarray(w), case, case.name)
+
+
+KERNEL_CASES = [
+    c
+    for c in all_cases()
+    if lowering_table[c.prim].kind in ("elementwise", "reduction") and c.name == c.prim.name
+]
+
+
+@pytest.mark.parametrize("case", KERNEL_CASES, ids=case_ids)
+@SETTINGS
+@given(data=st.data())
+def test_jit_on_the_gpu_equals_eager(gpu, case, data):
+    dtypes = _dtypes(case)
+    if not dtypes:
+        pytest.skip("bfloat16 only")
+    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
+    args, params = case.draw(data, dtype)
+
+    def f(*xs):
+        return case.prim.bind(*xs, **params)
+
+    want = as_list(f(*[Tensor(np.asarray(a)) for a in args]))
+    got = as_list(ft.jit(f)(*[ft.asarray(a, device=gpu) for a in args]))
+    for g, w in zip(got, want):
+        assert g.device is gpu
+        _compare(_host(g), np.asarray(w), case, case.name)
+
+
+def test_jit_runs_ptx_kernels(gpu):
+    from fntorch.devices.cuda_program import CudaProgram
+
+    x = ft.asarray(np.linspace(-3, 3, 4096 * 33, dtype=np.float32).reshape(4096, 33), device=gpu)
+
+    def f(x):
+        y = ft.softmax(x, axis=-1)
+        return ft.gelu(x) * 2.0 + 1.0, y, (x - x.mean(-1, keepdims=True)).sum(0)
+
+    fn = ft.jit(f)
+    got = fn(x)
+    want = f(x.cpu())
+    for g, w, atol in zip(got, want, (1e-6, 1e-6, 1e-3)):
+        # the column sums add 4096 values in another order than the CPU's pairwise sum
+        _compare(_host(g), np.asarray(w), None, "fused", atol)
+    entry = fn.lower(x)._entry
+    assert isinstance(entry.program, CudaProgram) and len(entry.program.kernels) >= 2
+
+
+def test_large_elementwise_and_strided_inputs(gpu):
+    a = np.random.default_rng(0).standard_normal((1 << 20,), np.float32)
+    m = np.random.default_rng(1).standard_normal((300, 70), np.float32)
+    b = np.random.default_rng(2).standard_normal((70,), np.float32)
+
+    def f(x, m, b):
+        return ft.tanh(x) * x, m.T * 3.0 + 1.0, m + b, ft.exp(m[:, ::2]).sum(-1)
+
+    got = ft.jit(f)(*[ft.asarray(v, device=gpu) for v in (a, m, b)])
+    want = f(*map(ft.asarray, (a, m, b)))
+    for g, w in zip(got, want):
+        _compare(_host(g), np.asarray(w), None, "strided")
+
+
+def test_grad_vmap_jit_compositions(gpu):
+    def loss(w, x):
+        return ft.sum(ft.tanh(x @ w) ** 2)
+
+    rng = np.random.default_rng(0)
+    w, x = rng.standard_normal((3, 2), np.float32), rng.standard_normal((4, 3), np.float32)
+    for transform in (
+        ft.grad(loss),
+        ft.jit(ft.grad(loss)),
+        ft.vmap(lambda w, x: ft.tanh(x @ w), in_axes=(None, 0)),
+        ft.jit(ft.vmap(ft.grad(lambda w, x: ft.sum(ft.sin(x @ w))), in_axes=(None, 0))),
+        ft.grad(ft.jit(loss)),
+        lambda w, x: ft.jvp(lambda w: loss(w, x), (w,), (ft.ones_like(w),))[1],
+    ):
+        got = transform(ft.asarray(w, device=gpu), ft.asarray(x, device=gpu))
+        want = transform(ft.asarray(w), ft.asarray(x))
+        assert got.device is gpu
+        _compare(_host(got), np.asarray(want), None, "composition")
+
+
+def test_control_flow_on_the_gpu(gpu):
+    x = ft.asarray([1.0, 2.0, 3.0], device=gpu)
+
+    def f(x):
+        c = ft.cond(x.sum() > 0, lambda v: v * 2.0, lambda v: v - 1.0, x)
+        s = ft.scan(lambda carry, v: (carry + v, carry * v), ft.zeros(()), x)
+        w = ft.while_loop(lambda v: v.sum() < 100.0, lambda v: v * 3.0, x)
+        return c, s[0], s[1], w, ft.fori_loop(0, 3, lambda i, v: v + i, x)
+
+    want = [[2.0, 4.0, 6.0], 6.0, [0.0, 2.0, 9.0], [27.0, 54.0, 81.0], [4.0, 5.0, 6.0]]
+    with ft.default_device(gpu):
+        for run in (f, ft.jit(f)):
+            for g, w in zip(run(x), want):
+                assert g.device is gpu
+                np.testing.assert_array_equal(_host(g), np.asarray(w, np.float32))
+
+
+def test_random_draws_on_the_gpu_equal_the_cpu_draws(gpu):
+    def draws(key):
+        return [
+            ft.random.normal(key, (1000,)),
+            ft.random.uniform(ft.random.key(3), (7, 5)),
+            ft.random.bits(ft.random.split(key)[1], (3,)),
+        ]
+
+    want = draws(ft.random.key(0))
+    with ft.default_device(gpu):
+        key = ft.random.key(0)
+        for got in (draws(key), ft.jit(draws)(key)):
+            for g, w in zip(got, want):
+                assert g.device is gpu
+                np.testing.assert_array_equal(_host(g), np.asarray(w))
+
+
+def test_ptx_kernels_are_cached_on_disk(gpu, tmp_path, monkeypatch):
+    from fntorch.lowering import cache
+
+    monkeypatch.setenv("FNTORCH_CACHE_DIR", str(tmp_path))
+    f = lambda x: ft.cosh(x) * 0.25 - 7.0  # noqa: E731  (a kernel no other test compiles)
+    x = ft.ones(10, device=gpu)
+    before = cache.stats["compiles"]
+    ft.jit(f)(x)
+    assert cache.stats["compiles"] == before + 1 and list(tmp_path.glob("kernels/*.o"))
+    cache.kernels.clear()
+    cache.clear_memory()
+    np.testing.assert_allclose(_host(ft.jit(f)(x)), np.cosh(1.0) * 0.25 - 7.0, rtol=1e-6)
+    assert cache.stats["compiles"] == before + 1  # read back from disk
+
+
+def test_argmax_rows_combine_lanes_as_numpy(gpu):
+    from fntorch.devices.cuda_program import CudaProgram
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 4, (64, 100)).astype(np.float32)  # many ties across lanes
+    x[3, [40, 7, 90]] = np.nan  # the first NaN wins
+    x[5, 70] = np.nan
+    x[9] = -np.inf
+    f = ft.jit(lambda v: (ft.argmax(v, axis=-1), ft.argmin(v, axis=-1), ft.argmax(v, axis=0)))
+    got = f(ft.asarray(x, device=gpu))
+    for g, w in zip(got, (np.argmax(x, -1), np.argmin(x, -1), np.argmax(x, 0))):
+        np.testing.assert_array_equal(_host(g), w)
+    program = f.lower(ft.asarray(x, device=gpu))._entry.program
+    assert isinstance(program, CudaProgram) and program.kernels  # PTX, not the eager path
