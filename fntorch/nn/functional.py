@@ -429,6 +429,8 @@ def pad(input, pad, mode: str = "constant", value=None):  # noqa: A002
     return _api.pad(input, widths, mode=modes[mode])
 
 
+from .functional_attention import multi_head_attention_forward  # noqa: E402
+from .functional_conv import bilinear, conv_transpose1d, conv_transpose2d  # noqa: E402
 from .functional_extra import (  # noqa: E402 - the less common ones, re-exported
     celu,
     cosine_similarity,
@@ -446,8 +448,6 @@ from .functional_extra import (  # noqa: E402 - the less common ones, re-exporte
     softmin,
     softsign,
 )
-from .functional_attention import multi_head_attention_forward  # noqa: E402
-from .functional_conv import bilinear, conv_transpose1d, conv_transpose2d  # noqa: E402
 from .functional_loss import (  # noqa: E402 - the losses and attention, re-exported
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
