@@ -21,7 +21,6 @@ import numpy as np
 
 from ..fx import dtypes as _dt
 from ..fx.cell import Cell
-from ..fx.core import Tensor
 from ..ops import api as _api
 from ..random import _distributions as _d
 from ..random._torch_style import draw_key
@@ -329,51 +328,3 @@ def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
     values = _d.normal(k_values, (rows, cols), _float_dtype(c)) * std
     rank = _api.argsort(_api.argsort(_d.uniform(k_rows, (rows, cols)), axis=0), axis=0)
     return _write(c, _api.where(rank < zeros, _api.zeros_like(values), values))
-
-
-# ------------------------------------------------------- PyTorch's random in-place methods
-
-
-def _method_cell(tensor, name: str, functional: str) -> Cell:
-    """The cell that ``tensor.<name>(...)`` writes, with PyTorch's in-place rules."""
-    if not isinstance(tensor, Cell):
-        raise TypeError(
-            f"Tensor.{name}: fntorch tensors are immutable; draw a new value instead, "
-            f"{functional} (in-place methods work on cells: nn.Parameter, registered "
-            "buffers, and p.data)"
-        )
-    if tensor._taped:
-        raise RuntimeError(
-            f"{name}: a leaf {type(tensor).__name__} that requires grad is being used in an "
-            "in-place operation; wrap it in ft.no_grad(), or write p.data"
-        )
-    return tensor
-
-
-def _tensor_uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
-    """PyTorch's ``x.uniform_(a, b)`` on a cell (``p.data``, a buffer): refills it with
-    U(a, b) draws from the global key.
-
-    >>> import fntorch as ft
-    >>> p = ft.nn.Parameter(ft.zeros(50)); _ = p.data.uniform_(-0.1, 0.1)
-    >>> bool((p.abs() <= 0.1).all()), bool((p != 0).any())
-    (True, True)
-    """
-    c = _method_cell(self, "uniform_", "ft.rand(shape) * (b - a) + a")
-    return _uniform(c, a, b, generator)
-
-
-def _tensor_normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
-    """PyTorch's ``x.normal_(mean, std)`` on a cell (``p.data``, a buffer): refills it
-    with N(mean, std**2) draws from the global key.
-
-    >>> import fntorch as ft
-    >>> p = ft.nn.Parameter(ft.zeros(3)); p.data.normal_(0.0, 0.02).shape
-    (3,)
-    """
-    c = _method_cell(self, "normal_", "ft.randn(shape) * std + mean")
-    return _normal(c, mean, std, generator)
-
-
-Tensor.uniform_ = _tensor_uniform_
-Tensor.normal_ = _tensor_normal_

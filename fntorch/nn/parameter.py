@@ -93,21 +93,3 @@ class Buffer(Cell):
 
     def __repr__(self):
         return repr(self._read())
-
-
-def _tensor_requires_grad_(self, requires_grad: bool = True) -> Tensor:
-    """PyTorch's ``x.requires_grad_()`` on a value: a new leaf ``Parameter`` holding ``x``'s
-    value (fntorch tensors are immutable, so ``x`` itself cannot change; use the result).
-    A value already recorded on the tape is returned as it is.
-
-    >>> import fntorch as ft
-    >>> x = ft.asarray([1.0, 2.0]).requires_grad_()
-    >>> (x * x).sum().backward(); x.grad.tolist()
-    [2.0, 4.0]
-    """
-    if not requires_grad or getattr(self, "requires_grad", False):
-        return self
-    return Parameter(self)
-
-
-Tensor.requires_grad_ = _tensor_requires_grad_
