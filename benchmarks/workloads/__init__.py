@@ -11,4 +11,5 @@ from . import (  # noqa: F401
     w7_hessian,
     w8_scan_rnn,
     w9_matmul,
+    w10_digits_cnn,
 )
