@@ -12,4 +12,5 @@ from . import (  # noqa: F401
     w8_scan_rnn,
     w9_matmul,
     w10_digits_cnn,
+    w11_gpt_step,
 )

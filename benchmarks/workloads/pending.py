@@ -5,6 +5,5 @@ measures nothing. When the feature lands, replace the entry with a module of its
 from .._harness import Workload, register
 
 for _id, _title, _why in [
-    ("W11", "nanoGPT-shaped training step", "not written yet (issue #17)"),
 ]:
     register(Workload(_id, _title, pending=_why))
