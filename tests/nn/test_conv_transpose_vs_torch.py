@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import fntorch as ft
+from tests.nn.same_weights import _same_weights
 
 torch = pytest.importorskip("torch")
 nn, tnn = ft.nn, torch.nn
@@ -19,13 +20,6 @@ RNG = np.random.default_rng(0)
 
 def _x(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
-
-
-def _same_weights(ours, theirs):
-    ours.load_state_dict(theirs.state_dict())
-    assert list(ours.state_dict()) == list(theirs.state_dict())
-    for (k, a), (_, b) in zip(ours.state_dict().items(), theirs.state_dict().items()):
-        assert tuple(a.shape) == tuple(b.shape), k
 
 
 def _check(ours, theirs, *inputs, rtol=1e-5, atol=1e-5, **kwargs):
