@@ -136,6 +136,8 @@ GOALS = (
     ("W9", "eager", ("numpy",), 1.1),
     # issue #16: grad(jit(loss)) within 1.2x of fntorch's jit(grad(loss)) step
     ("W5", "grad(jit)", ("fntorch jit",), 1.2),
+    # issue #16: a deserialized export of the W5 step within 1.05x of the jit'ed step
+    ("W5", "deserialized", ("fntorch jit",), 1.05),
 )
 
 
