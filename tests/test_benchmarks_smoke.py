@@ -135,5 +135,7 @@ def test_the_deserialized_goal_holds_the_row_to_fntorchs_jit_step():
     rows = [result("jit", 2.0), result("deserialized", 2.2), result("grad(jit)", 2.3)]
     lines = [line for line in _report.goals({"W5": rows}) if "vs fntorch jit" in line]
     assert len(lines) == 2
+    assert lines[0].startswith("W5 grad(jit) vs fntorch jit: ")
     assert lines[0].endswith("1.15x (goal <= 1.2x): met")
+    assert lines[1].startswith("W5 deserialized vs fntorch jit: ")
     assert lines[1].endswith("1.10x (goal <= 1.05x): MISSED")
