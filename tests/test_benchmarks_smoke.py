@@ -120,3 +120,31 @@ def test_each_goal_line_says_which_references_it_holds_fntorch_to():
     assert len(lines) == 2 and len(set(lines)) == 2  # W8's two goals, told apart
     assert lines[0].startswith("W8: ") and lines[1].startswith("W8 vs jax: ")
     assert all(line.endswith("met") for line in lines)
+
+
+def test_w5_grad_of_jit_and_deserialized_rows_match_numpy():
+    workload = h.all_workloads()["W5"]
+    results = h.run_workload(workload, ("fntorch", "numpy"), TINY)
+    by_mode = {r.mode: r for r in results if r.base == "fntorch"}
+    ref = next(r for r in results if r.base == "numpy").output
+    for mode in ("jit", "grad(jit)", "deserialized"):
+        ours = by_mode[mode]
+        assert not ours.error and "MISMATCH" not in ours.note, (mode, ours.error, ours.note)
+        assert len(ours.output) == len(ref) == 6
+        for a, b in zip(ours.output, ref):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_the_deserialized_goal_holds_the_row_to_fntorchs_jit_step():
+    from benchmarks import _report
+
+    def result(mode, ms):
+        return h.Result("W5", f"fntorch ({mode})", "fntorch", mode, [ms / 1e3], [0], ms / 1e3)
+
+    rows = [result("jit", 2.0), result("deserialized", 2.2), result("grad(jit)", 2.3)]
+    lines = [line for line in _report.goals({"W5": rows}) if "vs fntorch jit" in line]
+    assert len(lines) == 2
+    assert lines[0].startswith("W5 grad(jit) vs fntorch jit: ")
+    assert lines[0].endswith("1.15x (goal <= 1.2x): met")
+    assert lines[1].startswith("W5 deserialized vs fntorch jit: ")
+    assert lines[1].endswith("1.10x (goal <= 1.05x): MISSED")
