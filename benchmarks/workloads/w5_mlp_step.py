@@ -122,18 +122,34 @@ def _fntorch(inputs):
     return fntorch_jit_thunk(fntorch_step(), *_fntorch_args(inputs))
 
 
-@W5.impl("fntorch", mode="grad(jit)", label="grad of the jit'ed loss, jit'ed update")
-def _fntorch_grad_of_jit(inputs):
+def _grad_then_update(grad, inputs):
+    """``update(params, grad(params, x, y))``, the update jit'ed once for both grad rows."""
     import fntorch as ft
 
-    grad = ft.grad(ft.jit(fntorch_loss))  # jit_call: a forward and a transposed program
-    update = ft.jit(lambda p, g: {k: p[k] - LR * g[k] for k in p})  # as the jit step fuses it
+    update = ft.jit(lambda p, g: {k: p[k] - LR * g[k] for k in p})
     args = _fntorch_args(inputs)
 
     def run():
         return update(args[0], grad(*args))
 
     return run
+
+
+# Issue #16's pair: the gradient composed two ways, each followed by the same jit'ed
+# update (so the rows return the step's parameters and are checked against numpy).
+@W5.impl("fntorch", mode="grad(jit)", label="grad of the jit'ed loss, jit'ed update")
+def _fntorch_grad_of_jit(inputs):
+    import fntorch as ft
+
+    # a jit_call under grad: a forward program and a transposed one
+    return _grad_then_update(ft.grad(ft.jit(fntorch_loss)), inputs)
+
+
+@W5.impl("fntorch", mode="jit(grad)", label="jit'ed grad of the loss, jit'ed update")
+def _fntorch_jit_of_grad(inputs):
+    import fntorch as ft
+
+    return _grad_then_update(ft.jit(ft.grad(fntorch_loss)), inputs)
 
 
 @W5.impl("fntorch", mode="deserialized", label="export, serialize, deserialize, call")
