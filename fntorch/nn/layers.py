@@ -341,7 +341,13 @@ class BatchNorm2d(_BatchNorm):
 
 
 class BatchNorm3d(_BatchNorm):
-    """Batch normalization of ``(N, C, D, H, W)``."""
+    """Batch normalization of ``(N, C, D, H, W)``: batch statistics per channel in
+    training mode (updating the running ones), the running ones in eval mode.
+
+    >>> import fntorch as ft
+    >>> ft.nn.BatchNorm3d(2)(ft.ones((2, 2, 1, 3, 3))).shape
+    (2, 2, 1, 3, 3)
+    """
 
     def _check(self, input):
         if input.ndim != 5:
