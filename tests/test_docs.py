@@ -40,22 +40,6 @@ NO_EXAMPLE_YET: dict = {
         """,
     ),
     **_names(
-        "fntorch/nn/layers.py",
-        """
-        AdaptiveAvgPool1d.forward AdaptiveAvgPool2d.forward AvgPool1d.forward
-        AvgPool2d.forward Dropout.forward Dropout.extra_repr ELU.forward ELU.extra_repr
-        Embedding.forward Embedding.extra_repr Flatten.forward GELU.forward
-        GELU.extra_repr GroupNorm.forward Hardtanh.forward Hardtanh.extra_repr
-        Identity.forward LayerNorm.forward LayerNorm.extra_repr LeakyReLU.forward
-        LeakyReLU.extra_repr Linear.reset_parameters Linear.forward Linear.extra_repr
-        LogSoftmax.forward LogSoftmax.extra_repr MaxPool1d.forward MaxPool2d.forward
-        Mish.forward Mish.extra_repr RMSNorm.forward ReLU.forward ReLU.extra_repr
-        ReLU6.forward ReLU6.extra_repr SiLU.forward SiLU.extra_repr Sigmoid.forward
-        Sigmoid.extra_repr Softmax.forward Softmax.extra_repr Softplus.forward
-        Softplus.extra_repr Tanh.forward Tanh.extra_repr Unflatten.forward
-        """,
-    ),
-    **_names(
         "fntorch/nn/module.py",
         """
         Module.forward Module.__call__
@@ -105,18 +89,6 @@ SHIM_NO_EXAMPLE_YET: dict = {
         ft.nn.functional.binary_cross_entropy_with_logits ft.nn.functional.huber_loss
         ft.nn.functional.kl_div ft.nn.functional.l1_loss ft.nn.functional.mse_loss
         ft.nn.functional.nll_loss ft.nn.functional.smooth_l1_loss
-        """,
-    ),
-    **_names(
-        "fntorch/nn/layers.py",
-        """
-        ft.nn.AdaptiveAvgPool1d ft.nn.AdaptiveAvgPool2d ft.nn.AvgPool1d ft.nn.AvgPool2d
-        ft.nn.BatchNorm1d ft.nn.BatchNorm2d ft.nn.Conv1d ft.nn.Conv2d ft.nn.Dropout
-        ft.nn.ELU ft.nn.Embedding ft.nn.Flatten ft.nn.GELU ft.nn.GroupNorm
-        ft.nn.Hardtanh ft.nn.Identity ft.nn.LayerNorm ft.nn.LeakyReLU ft.nn.Linear
-        ft.nn.LogSoftmax ft.nn.MaxPool1d ft.nn.MaxPool2d ft.nn.Mish ft.nn.RMSNorm
-        ft.nn.ReLU ft.nn.ReLU6 ft.nn.SiLU ft.nn.Sigmoid ft.nn.Softmax ft.nn.Softplus
-        ft.nn.Tanh ft.nn.Unflatten
         """,
     ),
     **_names(
