@@ -29,17 +29,6 @@ def _names(owner: str, names: str) -> dict:
 # reported for the owner of that file. Remove a name when its docstring lands.
 NO_EXAMPLE_YET: dict = {
     **_names(
-        "fntorch/nn/containers.py",
-        """
-        BCELoss.forward BCEWithLogitsLoss.forward CrossEntropyLoss.forward
-        HuberLoss.forward KLDivLoss.forward L1Loss.forward MSELoss.forward
-        ModuleDict.keys ModuleDict.values ModuleDict.items ModuleList.append
-        ModuleList.extend NLLLoss.forward ParameterDict.keys ParameterDict.items
-        ParameterDict.values ParameterList.append Sequential.forward Sequential.append
-        SmoothL1Loss.forward
-        """,
-    ),
-    **_names(
         "fntorch/nn/module.py",
         """
         Module.forward Module.__call__
@@ -58,15 +47,6 @@ NO_EXAMPLE_YET: dict = {
 # when its example lands (test_every_public_callable_has_an_example fails on a listed name
 # that has one).
 SHIM_NO_EXAMPLE_YET: dict = {
-    **_names(
-        "fntorch/nn/containers.py",
-        """
-        ft.nn.BCELoss ft.nn.BCEWithLogitsLoss ft.nn.CrossEntropyLoss ft.nn.HuberLoss
-        ft.nn.KLDivLoss ft.nn.L1Loss ft.nn.MSELoss ft.nn.ModuleDict ft.nn.ModuleList
-        ft.nn.NLLLoss ft.nn.ParameterDict ft.nn.ParameterList ft.nn.Sequential
-        ft.nn.SmoothL1Loss
-        """,
-    ),
     **_names(
         "fntorch/nn/functional.py",
         """
