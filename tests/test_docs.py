@@ -48,30 +48,6 @@ NO_EXAMPLE_YET: dict = {
 # that has one).
 SHIM_NO_EXAMPLE_YET: dict = {
     **_names(
-        "fntorch/nn/functional.py",
-        """
-        ft.nn.functional.adaptive_avg_pool1d ft.nn.functional.adaptive_avg_pool2d
-        ft.nn.functional.avg_pool1d ft.nn.functional.avg_pool2d
-        ft.nn.functional.batch_norm ft.nn.functional.conv1d ft.nn.functional.elu
-        ft.nn.functional.gelu ft.nn.functional.group_norm ft.nn.functional.hardtanh
-        ft.nn.functional.layer_norm ft.nn.functional.leaky_relu
-        ft.nn.functional.log_softmax ft.nn.functional.max_pool1d ft.nn.functional.mish
-        ft.nn.functional.normalize ft.nn.functional.one_hot ft.nn.functional.relu
-        ft.nn.functional.relu6 ft.nn.functional.rms_norm ft.nn.functional.sigmoid
-        ft.nn.functional.silu ft.nn.functional.softmax ft.nn.functional.softplus
-        ft.nn.functional.tanh
-        """,
-    ),
-    **_names(
-        "fntorch/nn/functional_loss.py",
-        """
-        ft.nn.functional.binary_cross_entropy
-        ft.nn.functional.binary_cross_entropy_with_logits ft.nn.functional.huber_loss
-        ft.nn.functional.kl_div ft.nn.functional.l1_loss ft.nn.functional.mse_loss
-        ft.nn.functional.nll_loss ft.nn.functional.smooth_l1_loss
-        """,
-    ),
-    **_names(
         "fntorch/nn/stateless.py",
         """
         ft.nn.functional_call
