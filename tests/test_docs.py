@@ -27,33 +27,13 @@ def _names(owner: str, names: str) -> dict:
 
 # Public members whose docstrings are missing in files this audit did not own; each is
 # reported for the owner of that file. Remove a name when its docstring lands.
-NO_EXAMPLE_YET: dict = {
-    **_names(
-        "fntorch/nn/module.py",
-        """
-        Module.forward Module.__call__
-        """,
-    ),
-    **_names(
-        "fntorch/nn/parameter.py",
-        """
-        Parameter.is_leaf Parameter.backward
-        """,
-    ),
-}
+NO_EXAMPLE_YET: dict = {}
 
 # Public callables of ft.nn, ft.nn.functional, ... whose docstrings have no '>>>' example,
 # in files this audit did not own: the debt the walk over the shim found. Remove a name
 # when its example lands (test_every_public_callable_has_an_example fails on a listed name
 # that has one).
-SHIM_NO_EXAMPLE_YET: dict = {
-    **_names(
-        "fntorch/nn/stateless.py",
-        """
-        ft.nn.functional_call
-        """,
-    ),
-}
+SHIM_NO_EXAMPLE_YET: dict = {}
 
 
 # ------------------------------------------------------------------------- the surface
