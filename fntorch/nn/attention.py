@@ -111,6 +111,9 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):  # fmt: skip
+        """The attention output and its weights (averaged over heads when
+        ``average_attn_weights``; None unless ``need_weights``), as PyTorch's.
+        """
         batched = query.ndim == 3
         if self.batch_first and batched:
             query, key, value = (_api.moveaxis(t, 0, 1) for t in (query, key, value))
@@ -129,4 +132,5 @@ class MultiheadAttention(Module):
         return out, weights
 
     def extra_repr(self):
+        """``embed_dim`` and ``num_heads``, for ``repr``."""
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"

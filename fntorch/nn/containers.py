@@ -22,7 +22,13 @@ __all__ = [
 
 
 class Sequential(Module):
-    """Runs its modules in order (from arguments or an OrderedDict)."""
+    """Runs its modules in order (from arguments or an OrderedDict).
+
+    >>> import fntorch as ft
+    >>> net = ft.nn.Sequential(ft.nn.Linear(2, 3), ft.nn.ReLU())
+    >>> len(net), net(ft.ones((1, 2))).shape
+    (2, (1, 3))
+    """
 
     def __init__(self, *args):
         super().__init__()
@@ -34,6 +40,7 @@ class Sequential(Module):
                 self.add_module(str(i), m)
 
     def forward(self, input):  # noqa: A002
+        """``input`` through each module in order."""
         for m in self._modules.values():
             input = m(input)
         return input
@@ -51,12 +58,19 @@ class Sequential(Module):
         return iter(self._modules.values())
 
     def append(self, module) -> Sequential:
+        """Adds ``module`` at the end; returns this Sequential."""
         self.add_module(str(len(self)), module)
         return self
 
 
 class ModuleList(Module):
-    """A list of modules, registered as ``0``, ``1``, ..."""
+    """A list of modules, registered as ``0``, ``1``, ...
+
+    >>> import fntorch as ft
+    >>> layers = ft.nn.ModuleList([ft.nn.Linear(2, 2)]).extend([ft.nn.Linear(2, 1)])
+    >>> len(layers), [n for n, _ in layers.named_parameters()][-1]
+    (2, '1.bias')
+    """
 
     def __init__(self, modules=None):
         super().__init__()
@@ -64,10 +78,12 @@ class ModuleList(Module):
             self.append(m)
 
     def append(self, module) -> ModuleList:
+        """Adds ``module`` at the end; returns this list."""
         self.add_module(str(len(self._modules)), module)
         return self
 
     def extend(self, modules) -> ModuleList:
+        """Adds each of ``modules`` at the end; returns this list."""
         for m in modules:
             self.append(m)
         return self
@@ -87,7 +103,13 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """A dict of modules."""
+    """A dict of modules, registered under their keys.
+
+    >>> import fntorch as ft
+    >>> acts = ft.nn.ModuleDict({"relu": ft.nn.ReLU()})
+    >>> list(acts.keys()), acts["relu"](ft.asarray([-1.0])).tolist()
+    (['relu'], [0.0])
+    """
 
     def __init__(self, modules=None):
         super().__init__()
@@ -110,17 +132,26 @@ class ModuleDict(Module):
         return k in self._modules
 
     def keys(self):
+        """The keys, in insertion order."""
         return self._modules.keys()
 
     def values(self):
+        """The modules, in insertion order."""
         return self._modules.values()
 
     def items(self):
+        """The (key, module) pairs, in insertion order."""
         return self._modules.items()
 
 
 class ParameterList(Module):
-    """A list of parameters, registered as ``0``, ``1``, ..."""
+    """A list of parameters, registered as ``0``, ``1``, ...
+
+    >>> import fntorch as ft
+    >>> ps = ft.nn.ParameterList([ft.nn.Parameter(ft.ones(2))]).append(ft.nn.Parameter(ft.zeros(3)))
+    >>> len(ps), [n for n, _ in ps.named_parameters()]
+    (2, ['0', '1'])
+    """
 
     def __init__(self, values=None):
         super().__init__()
@@ -128,6 +159,7 @@ class ParameterList(Module):
             self.append(v)
 
     def append(self, value) -> ParameterList:
+        """Adds ``value`` (made a Parameter if it is not one) at the end; returns this list."""
         p = value if isinstance(value, Parameter) else Parameter(value)
         self.register_parameter(str(len(self._parameters)), p)
         return self
@@ -143,7 +175,13 @@ class ParameterList(Module):
 
 
 class ParameterDict(Module):
-    """A dict of parameters."""
+    """A dict of parameters, registered under their keys.
+
+    >>> import fntorch as ft
+    >>> ps = ft.nn.ParameterDict({"w": ft.nn.Parameter(ft.ones(2))})
+    >>> list(ps.keys()), ps["w"].shape
+    (['w'], (2,))
+    """
 
     def __init__(self, parameters=None):
         super().__init__()
@@ -163,12 +201,15 @@ class ParameterDict(Module):
         return iter(self._parameters)
 
     def keys(self):
+        """The keys, in insertion order."""
         return self._parameters.keys()
 
     def items(self):
+        """The (key, parameter) pairs, in insertion order."""
         return self._parameters.items()
 
     def values(self):
+        """The parameters, in insertion order."""
         return self._parameters.values()
 
 
@@ -182,7 +223,13 @@ class _Loss(Module):
 
 
 class CrossEntropyLoss(_Loss):
-    """``functional.cross_entropy`` with ``weight``, ``ignore_index``, ``label_smoothing``."""
+    """``functional.cross_entropy`` with ``weight``, ``ignore_index``, ``label_smoothing``.
+
+    >>> import fntorch as ft
+    >>> loss = ft.nn.CrossEntropyLoss()(ft.asarray([[0.0, 0.0]]), ft.asarray([1]))
+    >>> round(loss.item(), 4)
+    0.6931
+    """
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean", label_smoothing=0.0):  # fmt: skip
@@ -191,13 +238,21 @@ class CrossEntropyLoss(_Loss):
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input, target):  # noqa: A002
+        """The cross entropy of the logits ``input`` against ``target`` (indices or
+        probabilities).
+        """
         return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction,
                                label_smoothing=self.label_smoothing)  # fmt: skip
 
 
 class NLLLoss(_Loss):
-    """``functional.nll_loss``."""
+    """``functional.nll_loss``: minus the log-probability of the target, averaged.
+
+    >>> import fntorch as ft
+    >>> ft.nn.NLLLoss()(ft.asarray([[-1.0, -2.0]]), ft.asarray([1])).item()
+    2.0
+    """
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean"):  # fmt: skip
@@ -206,11 +261,15 @@ class NLLLoss(_Loss):
         self.ignore_index = ignore_index
 
     def forward(self, input, target):  # noqa: A002
+        """Minus the log-probabilities ``input`` at the ``target`` indices, reduced."""
         return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)  # fmt: skip
 
 
-def _simple(name, fn, extra=()):
+def _simple(name, fn, extra=(), example=""):
+    """A loss class calling ``fn(input, target, reduction, **extra)``; ``example`` is the
+    doctest its docstring carries."""
+
     def __init__(self, *args, **kwargs):
         reduction = kwargs.pop("reduction", "mean")
         _Loss.__init__(self, reduction=reduction)
@@ -224,16 +283,61 @@ def _simple(name, fn, extra=()):
             input, target, reduction=self.reduction, **{k: getattr(self, k) for k, _ in extra}
         )
 
-    return type(name, (_Loss,), {"__init__": __init__, "forward": forward,
-                                 "__doc__": f"``functional.{fn.__name__}``.",
+    forward.__doc__ = f"``functional.{fn.__name__}`` of ``input`` against ``target``."
+    doc = f"``functional.{fn.__name__}``.\n\n>>> import fntorch as ft\n{example}\n"
+    return type(name, (_Loss,), {"__init__": __init__, "forward": forward, "__doc__": doc,
                                  "__module__": __name__})  # fmt: skip
 
 
-MSELoss = _simple("MSELoss", F.mse_loss)
-L1Loss = _simple("L1Loss", F.l1_loss)
-SmoothL1Loss = _simple("SmoothL1Loss", F.smooth_l1_loss, (("beta", 1.0),))
-HuberLoss = _simple("HuberLoss", F.huber_loss, (("delta", 1.0),))
-BCELoss = _simple("BCELoss", F.binary_cross_entropy, (("weight", None),))
+MSELoss = _simple(
+    "MSELoss",
+    F.mse_loss,
+    example="""
+>>> ft.nn.MSELoss()(ft.asarray([0.0, 2.0]), ft.asarray([1.0, 0.0])).item()
+2.5""",
+)
+L1Loss = _simple(
+    "L1Loss",
+    F.l1_loss,
+    example="""
+>>> ft.nn.L1Loss()(ft.asarray([0.0, 2.0]), ft.asarray([1.0, 0.0])).item()
+1.5""",
+)
+SmoothL1Loss = _simple(
+    "SmoothL1Loss",
+    F.smooth_l1_loss,
+    (("beta", 1.0),),
+    example="""
+>>> ft.nn.SmoothL1Loss()(ft.asarray([0.0, 2.0]), ft.asarray([1.0, 0.0])).item()
+1.0""",
+)
+HuberLoss = _simple(
+    "HuberLoss",
+    F.huber_loss,
+    (("delta", 1.0),),
+    example="""
+>>> ft.nn.HuberLoss()(ft.asarray([0.0, 2.0]), ft.asarray([1.0, 0.0])).item()
+1.0""",
+)
+BCELoss = _simple(
+    "BCELoss",
+    F.binary_cross_entropy,
+    (("weight", None),),
+    example="""
+>>> round(ft.nn.BCELoss()(ft.asarray([0.5]), ft.asarray([1.0])).item(), 4)
+0.6931""",
+)
 BCEWithLogitsLoss = _simple("BCEWithLogitsLoss", F.binary_cross_entropy_with_logits,
-                            (("weight", None), ("pos_weight", None)))  # fmt: skip
-KLDivLoss = _simple("KLDivLoss", F.kl_div, (("log_target", False),))
+                            (("weight", None), ("pos_weight", None)), """
+>>> loss = ft.nn.BCEWithLogitsLoss()(ft.asarray([0.0]), ft.asarray([1.0]))
+>>> round(loss.item(), 4)
+0.6931""")  # fmt: skip
+KLDivLoss = _simple(
+    "KLDivLoss",
+    F.kl_div,
+    (("log_target", False),),
+    example="""
+>>> p = ft.asarray([0.5, 0.5])
+>>> ft.nn.KLDivLoss(reduction="sum")(ft.log(p), p).item()
+0.0""",
+)

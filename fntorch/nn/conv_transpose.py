@@ -156,15 +156,18 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Redraws ``weight`` and ``bias`` from U(-1/sqrt(in1), 1/sqrt(in1)), as PyTorch."""
         bound = 1 / math.sqrt(self.weight.shape[1])
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1, input2):
+        """``input1 @ weight[k] @ input2 + bias[k]`` for each output feature ``k``."""
         return FC.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self):
+        """The feature sizes and whether there is a bias, for ``repr``."""
         return (
             f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
             f"out_features={self.out_features}, bias={self.bias is not None}"

@@ -59,77 +59,148 @@ def linear(input, weight, bias=None):  # noqa: A002 - PyTorch's names
 
 
 def relu(input, inplace: bool = False):  # noqa: A002
-    """max(x, 0). ``inplace`` is accepted (tensors are values: a new one is returned)."""
+    """max(x, 0). ``inplace`` is accepted (tensors are values: a new one is returned).
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.relu(ft.asarray([-1.0, 2.0])).tolist()
+    [0.0, 2.0]
+    """
     return _api.relu(input)
 
 
 def relu6(input, inplace: bool = False):  # noqa: A002
-    """min(max(x, 0), 6)."""
+    """min(max(x, 0), 6).
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.relu6(ft.asarray([-1.0, 2.0, 8.0])).tolist()
+    [0.0, 2.0, 6.0]
+    """
     return _api.clip(input, 0.0, 6.0)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):  # noqa: A002
-    """x where x > 0, else ``negative_slope * x``."""
+    """x where x > 0, else ``negative_slope * x``.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.leaky_relu(ft.asarray([-1.0, 2.0]), 0.5).tolist()
+    [-0.5, 2.0]
+    """
     return _api.where(input > 0, input, input * negative_slope)
 
 
 def elu(input, alpha: float = 1.0, inplace: bool = False):  # noqa: A002
-    """x where x > 0, else ``alpha * (exp(x) - 1)``."""
+    """x where x > 0, else ``alpha * (exp(x) - 1)``.
+
+    >>> import fntorch as ft
+    >>> [round(v, 4) for v in ft.nn.functional.elu(ft.asarray([-1.0, 2.0])).tolist()]
+    [-0.6321, 2.0]
+    """
     return _api.where(input > 0, input, alpha * _api.expm1(_api.minimum(input, 0.0)))
 
 
 def gelu(input, approximate: str = "none"):  # noqa: A002
-    """GELU, exact (erf) or ``approximate="tanh"``, as PyTorch."""
+    """GELU, exact (erf) or ``approximate="tanh"``, as PyTorch.
+
+    >>> import fntorch as ft
+    >>> F = ft.nn.functional
+    >>> [round(v, 4) for v in F.gelu(ft.asarray([-1.0, 2.0]), approximate="tanh").tolist()]
+    [-0.1588, 1.9546]
+    """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return _api.gelu(input, approximate=approximate == "tanh")
 
 
 def silu(input, inplace: bool = False):  # noqa: A002
-    """x * sigmoid(x)."""
+    """x * sigmoid(x).
+
+    >>> import fntorch as ft
+    >>> [round(v, 4) for v in ft.nn.functional.silu(ft.asarray([-1.0, 2.0])).tolist()]
+    [-0.2689, 1.7616]
+    """
     return input * _api.sigmoid(input)
 
 
 def softplus(input, beta: float = 1.0, threshold: float = 20.0):  # noqa: A002
-    """log(1 + exp(beta x)) / beta, linear above ``threshold`` (PyTorch's)."""
+    """log(1 + exp(beta x)) / beta, linear above ``threshold`` (PyTorch's).
+
+    >>> import fntorch as ft
+    >>> [round(v, 4) for v in ft.nn.functional.softplus(ft.asarray([0.0, 30.0])).tolist()]
+    [0.6931, 30.0]
+    """
     bx = input * beta
     return _api.where(bx > threshold, input, _api.logaddexp(bx, 0.0) / beta)
 
 
 def mish(input, inplace: bool = False):  # noqa: A002
-    """x * tanh(softplus(x))."""
+    """x * tanh(softplus(x)).
+
+    >>> import fntorch as ft
+    >>> [round(v, 4) for v in ft.nn.functional.mish(ft.asarray([-1.0, 2.0])).tolist()]
+    [-0.3034, 1.944]
+    """
     return input * _api.tanh(softplus(input))
 
 
 def sigmoid(input):  # noqa: A002
-    """1 / (1 + exp(-x))."""
+    """1 / (1 + exp(-x)).
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.sigmoid(ft.asarray([0.0])).tolist()
+    [0.5]
+    """
     return _api.sigmoid(input)
 
 
 def tanh(input):  # noqa: A002
-    """tanh(x)."""
+    """tanh(x).
+
+    >>> import fntorch as ft
+    >>> [round(v, 4) for v in ft.nn.functional.tanh(ft.asarray([0.0, 1.0])).tolist()]
+    [0.0, 0.7616]
+    """
     return _api.tanh(input)
 
 
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):  # noqa: A002
-    """x clipped to [min_val, max_val]."""
+    """x clipped to [min_val, max_val].
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.hardtanh(ft.asarray([-3.0, 0.5, 3.0])).tolist()
+    [-1.0, 0.5, 1.0]
+    """
     return _api.clip(input, min_val, max_val)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
-    """Softmax over ``dim``."""
+    """Softmax over ``dim``.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.softmax(ft.asarray([[0.0, 0.0]]), dim=1).tolist()
+    [[0.5, 0.5]]
+    """
     x = input if dtype is None else input.astype(dtype)
     return _api.softmax(x, axis=-1 if dim is None else dim)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
-    """Log of the softmax over ``dim``."""
+    """Log of the softmax over ``dim``.
+
+    >>> import fntorch as ft
+    >>> [round(v, 4) for v in ft.nn.functional.log_softmax(ft.asarray([0.0, 0.0]), dim=0).tolist()]
+    [-0.6931, -0.6931]
+    """
     x = input if dtype is None else input.astype(dtype)
     return _api.log_softmax(x, axis=-1 if dim is None else dim)
 
 
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12):  # noqa: A002
-    """``x / max(||x||_p, eps)`` along ``dim``."""
+    """``x / max(||x||_p, eps)`` along ``dim``.
+
+    >>> import fntorch as ft
+    >>> [round(v, 4) for v in ft.nn.functional.normalize(ft.asarray([[3.0, 4.0]]))[0].tolist()]
+    [0.6, 0.8]
+    """
     n = _api.sum(_api.abs(input) ** p, axis=dim, keepdims=True) ** (1.0 / p)
     return input / _api.maximum(n, eps)
 
@@ -192,7 +263,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
 
 
 def one_hot(tensor, num_classes: int = -1):
-    """int64 one-hot rows of ``tensor``'s class indices."""
+    """int64 one-hot rows of ``tensor``'s class indices.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.one_hot(ft.asarray([0, 2])).tolist()
+    [[1, 0, 0], [0, 0, 1]]
+    """
     t = _t(tensor)
     n = int(_api.max(t)) + 1 if num_classes < 0 else num_classes
     return (t[..., None] == _api.arange(n)).astype(_dt.int64)
@@ -202,7 +278,12 @@ def one_hot(tensor, num_classes: int = -1):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):  # noqa: A002
-    """Normalizes over the last ``len(normalized_shape)`` dims (biased variance)."""
+    """Normalizes over the last ``len(normalized_shape)`` dims (biased variance).
+
+    >>> import fntorch as ft
+    >>> [round(v, 4) for v in ft.nn.functional.layer_norm(ft.asarray([1.0, 3.0]), (2,)).tolist()]
+    [-1.0, 1.0]
+    """
     k = len(_tuple(normalized_shape, 1))
     axes = tuple(range(-k, 0))
     mean = _api.mean(input, axis=axes, keepdims=True)
@@ -214,7 +295,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
-    """``x / sqrt(mean(x^2) + eps) * weight`` over the last dims."""
+    """``x / sqrt(mean(x^2) + eps) * weight`` over the last dims.
+
+    >>> import fntorch as ft
+    >>> [round(v, 4) for v in ft.nn.functional.rms_norm(ft.asarray([3.0, 4.0]), (2,)).tolist()]
+    [0.8485, 1.1314]
+    """
     k = len(_tuple(normalized_shape, 1))
     eps = float(_dt.finfo(input.dtype).eps) if eps is None else eps
     ms = _api.mean(input * input, axis=tuple(range(-k, 0)), keepdims=True)
@@ -223,7 +309,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
 
 
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):  # noqa: A002
-    """Normalizes each of ``num_groups`` channel groups of ``(N, C, *)``."""
+    """Normalizes each of ``num_groups`` channel groups of ``(N, C, *)``.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.group_norm(ft.ones((2, 4, 3)), 2).shape
+    (2, 4, 3)
+    """
     n, c = input.shape[:2]
     g = _api.reshape(input, (n, num_groups, -1))
     mean = _api.mean(g, axis=-1, keepdims=True)
@@ -239,7 +330,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
                training=False, momentum=0.1, eps=1e-5):  # fmt: skip
     """Batch normalization over ``(N, C, *)``'s all dims but C. In training, batch
     statistics normalize and the running statistics (cells) are updated as PyTorch's
-    (unbiased variance into ``running_var``)."""
+    (unbiased variance into ``running_var``).
+
+    >>> import fntorch as ft
+    >>> F = ft.nn.functional
+    >>> x = ft.asarray([[1.0], [3.0]])
+    >>> [round(v, 4) for v in F.batch_norm(x, None, None, training=True).flatten().tolist()]
+    [-1.0, 1.0]
+    """
     axes = (0,) + tuple(range(2, input.ndim))
     shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
     if training:
@@ -292,7 +390,12 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nsp):  # noqa:
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
-    """1-d cross-correlation over ``(N, C, L)`` (PyTorch's layouts)."""
+    """1-d cross-correlation over ``(N, C, L)`` (PyTorch's layouts).
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.conv1d(ft.ones((1, 1, 4)), ft.ones((2, 1, 3))).tolist()
+    [[[3.0, 3.0], [3.0, 3.0]]]
+    """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
@@ -333,7 +436,12 @@ def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indic
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
                ceil_mode=False, return_indices=False):  # fmt: skip
-    """Max over windows of the last dim."""
+    """Max over windows of the last dim.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.max_pool1d(ft.asarray([[[1.0, 3.0, 2.0, 0.0]]]), 2).tolist()
+    [[[3.0, 2.0]]]
+    """
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
 
 
@@ -366,13 +474,23 @@ def _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, div
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
                count_include_pad=True):  # fmt: skip
-    """Mean over windows of the last dim."""
+    """Mean over windows of the last dim.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.avg_pool1d(ft.asarray([[[1.0, 3.0, 2.0, 0.0]]]), 2).tolist()
+    [[[2.0, 1.0]]]
+    """
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
                count_include_pad=True, divisor_override=None):  # fmt: skip
-    """Mean over windows of the last two dims."""
+    """Mean over windows of the last two dims.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.avg_pool2d(ft.ones((1, 1, 4, 6)), 2).shape
+    (1, 1, 2, 3)
+    """
     return _avg_pool(
         input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2
     )
@@ -399,12 +517,22 @@ def _adaptive_avg(x, output_size, nsp):
 
 
 def adaptive_avg_pool1d(input, output_size):  # noqa: A002
-    """Mean over ``output_size`` bins of the last dim."""
+    """Mean over ``output_size`` bins of the last dim.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.adaptive_avg_pool1d(ft.asarray([[[1.0, 3.0, 2.0, 0.0]]]), 1).tolist()
+    [[[1.5]]]
+    """
     return _adaptive_avg(input, output_size, 1)
 
 
 def adaptive_avg_pool2d(input, output_size):  # noqa: A002
-    """Mean over ``output_size`` bins of the last two dims."""
+    """Mean over ``output_size`` bins of the last two dims.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.adaptive_avg_pool2d(ft.ones((2, 3, 4, 6)), (2, 3)).shape
+    (2, 3, 2, 3)
+    """
     return _adaptive_avg(input, output_size, 2)
 
 

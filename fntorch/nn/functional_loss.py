@@ -39,7 +39,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,  
              reduce=None, reduction="mean"):  # fmt: skip
     """Negative log-likelihood of class indices ``target`` under log-probabilities
     ``input`` (``(N, C)`` or ``(N, C, *)``); ``weight`` per class; ``ignore_index``
-    targets count for nothing (the mean divides by the summed weights, as PyTorch)."""
+    targets count for nothing (the mean divides by the summed weights, as PyTorch).
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.nll_loss(ft.asarray([[-1.0, -2.0]]), ft.asarray([1])).item()
+    2.0
+    """
     target = _t(target)
     c_axis = 1 if input.ndim > 1 else 0
     safe = _api.where(target == ignore_index, 0, target)
@@ -96,18 +101,33 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):  # noqa: A002
-    """Mean squared error."""
+    """Mean squared error.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.mse_loss(ft.asarray([0.0, 2.0]), ft.asarray([1.0, 0.0])).item()
+    2.5
+    """
     return _reduce((input - target) ** 2, reduction, "mse_loss")
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):  # noqa: A002
-    """Mean absolute error."""
+    """Mean absolute error.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.l1_loss(ft.asarray([0.0, 2.0]), ft.asarray([1.0, 0.0])).item()
+    1.5
+    """
     return _reduce(_api.abs(input - target), reduction, "l1_loss")
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
                    beta=1.0):  # fmt: skip
-    """Quadratic below ``beta``, linear above (divided by ``beta``, as PyTorch)."""
+    """Quadratic below ``beta``, linear above (divided by ``beta``, as PyTorch).
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.smooth_l1_loss(ft.asarray([0.0, 2.0]), ft.asarray([0.5, 0.0])).item()
+    0.8125
+    """
     d = _api.abs(input - target)
     if beta == 0:
         return _reduce(d, reduction, "smooth_l1_loss")
@@ -116,7 +136,13 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa: A002
-    """Quadratic below ``delta``, ``delta * (|d| - delta / 2)`` above."""
+    """Quadratic below ``delta``, ``delta * (|d| - delta / 2)`` above.
+
+    >>> import fntorch as ft
+    >>> F = ft.nn.functional
+    >>> F.huber_loss(ft.asarray([0.0, 2.0]), ft.asarray([0.5, 0.0]), delta=1.0).item()
+    0.8125
+    """
     d = _api.abs(input - target)
     loss = _api.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     return _reduce(loss, reduction, "huber_loss")
@@ -124,7 +150,12 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
                          reduction="mean"):  # fmt: skip
-    """BCE of probabilities ``input``; logs clamped at -100, as PyTorch."""
+    """BCE of probabilities ``input``; logs clamped at -100, as PyTorch.
+
+    >>> import fntorch as ft
+    >>> round(ft.nn.functional.binary_cross_entropy(ft.asarray([0.5]), ft.asarray([1.0])).item(), 4)
+    0.6931
+    """
     loss = -(
         target * _api.maximum(_api.log(input), -100.0)
         + (1 - target) * _api.maximum(_api.log1p(-input), -100.0)
@@ -136,7 +167,13 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,  # noqa: A002
                                      reduce=None, reduction="mean", pos_weight=None):  # fmt: skip
-    """BCE of logits, computed stably (``log(1 + exp(-|x|))``)."""
+    """BCE of logits, computed stably (``log(1 + exp(-|x|))``).
+
+    >>> import fntorch as ft
+    >>> F = ft.nn.functional
+    >>> round(F.binary_cross_entropy_with_logits(ft.asarray([0.0]), ft.asarray([1.0])).item(), 4)
+    0.6931
+    """
     log_sig = -_api.logaddexp(-input, 0.0)  # log sigmoid(x)
     log_not = -_api.logaddexp(input, 0.0)  # log (1 - sigmoid(x))
     pos = target * log_sig if pos_weight is None else pos_weight * target * log_sig
@@ -148,7 +185,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
            log_target=False):  # fmt: skip
-    """KL divergence of ``target`` from log-probabilities ``input``."""
+    """KL divergence of ``target`` from log-probabilities ``input``.
+
+    >>> import fntorch as ft
+    >>> p = ft.asarray([0.5, 0.5])
+    >>> ft.nn.functional.kl_div(ft.log(p), p, reduction="sum").item()
+    0.0
+    """
     if log_target:
         loss = _api.exp(target) * (target - input)
     else:

@@ -44,15 +44,7 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNorm3d",
-    "Conv1d",
-    "Conv2d",
-    "MaxPool1d",
-    "MaxPool2d",
-    "AvgPool1d",
-    "AvgPool2d",
-    "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d",
-]  # fmt: skip  (and layers_extra's, appended at the end)
+]  # fmt: skip  (and layers_conv's and layers_extra's, appended at the end)
 
 
 def _empty(*shape, dtype=None):
@@ -60,17 +52,29 @@ def _empty(*shape, dtype=None):
 
 
 class Identity(Module):
-    """Returns its input."""
+    """Returns its input (any constructor arguments ignored, as PyTorch).
+
+    >>> import fntorch as ft
+    >>> ft.nn.Identity(54)(ft.asarray([1.0, 2.0])).tolist()
+    [1.0, 2.0]
+    """
 
     def __init__(self, *args, **kwargs):
         super().__init__()
 
     def forward(self, input):  # noqa: A002
+        """``input``, unchanged."""
         return input
 
 
 class Linear(Module):
-    """``y = x W^T + b``; W and b drawn from U(-1/sqrt(in), 1/sqrt(in)) as PyTorch."""
+    """``y = x W^T + b``; W and b drawn from U(-1/sqrt(in), 1/sqrt(in)) as PyTorch.
+
+    >>> import fntorch as ft
+    >>> m = ft.nn.Linear(3, 2)
+    >>> m.weight.shape, m(ft.ones((4, 3))).shape
+    ((2, 3), (4, 2))
+    """
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
@@ -82,6 +86,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Redraws ``weight`` (Kaiming-uniform, a=sqrt(5)) and ``bias``, as PyTorch."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             fan_in = self.in_features
@@ -89,16 +94,21 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):  # noqa: A002
+        """``input @ weight.T + bias``."""
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
+        """The feature sizes and whether there is a bias, for ``repr``."""
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
 
 
-def _activation(name, fn, fields=(), defaults=()):
+def _activation(name, fn, fields=(), defaults=(), example=()):
+    """A module class calling ``fn(input, **fields)`` (``inplace`` accepted, unused);
+    ``example`` is (a constructor call, its output on ``[-1, 0, 2]`` to 4 places)."""
+
     def __init__(self, *args, **kwargs):
         Module.__init__(self)
         values = dict(zip(fields, defaults))
@@ -113,56 +123,111 @@ def _activation(name, fn, fields=(), defaults=()):
     def extra_repr(self):
         return ", ".join(f"{k}={getattr(self, k)}" for k in fields if k != "inplace")
 
-    doc = f"PyTorch's ``nn.{name}`` (``functional.{fn.__name__}``)."
+    forward.__doc__ = f"``functional.{fn.__name__}`` of ``input`` with this module's settings."
+    extra_repr.__doc__ = "This module's settings (but ``inplace``), for ``repr``."
+    call, out = example
+    doc = (f"PyTorch's ``nn.{name}`` (``functional.{fn.__name__}``).\n\n"
+           f">>> import fntorch as ft\n>>> x = ft.asarray([-1.0, 0.0, 2.0])\n"
+           f">>> [round(v, 4) for v in ft.nn.{call}(x).tolist()]\n{out}\n")  # fmt: skip
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
                                   "extra_repr": extra_repr, "__doc__": doc})  # fmt: skip
 
 
-ReLU = _activation("ReLU", F.relu, ("inplace",), (False,))
-ReLU6 = _activation("ReLU6", F.relu6, ("inplace",), (False,))
-LeakyReLU = _activation("LeakyReLU", F.leaky_relu, ("negative_slope", "inplace"), (0.01, False))
-ELU = _activation("ELU", F.elu, ("alpha", "inplace"), (1.0, False))
-GELU = _activation("GELU", F.gelu, ("approximate",), ("none",))
-SiLU = _activation("SiLU", F.silu, ("inplace",), (False,))
-Mish = _activation("Mish", F.mish, ("inplace",), (False,))
-Softplus = _activation("Softplus", F.softplus, ("beta", "threshold"), (1.0, 20.0))
-Tanh = _activation("Tanh", F.tanh)
-Sigmoid = _activation("Sigmoid", F.sigmoid)
+ReLU = _activation("ReLU", F.relu, ("inplace",), (False,), example=("ReLU()", "[0.0, 0.0, 2.0]"))
+ReLU6 = _activation(
+    "ReLU6", F.relu6, ("inplace",), (False,), example=("ReLU6()", "[0.0, 0.0, 2.0]")
+)
+LeakyReLU = _activation(
+    "LeakyReLU",
+    F.leaky_relu,
+    ("negative_slope", "inplace"),
+    (0.01, False),
+    example=("LeakyReLU(0.1)", "[-0.1, 0.0, 2.0]"),
+)
+ELU = _activation(
+    "ELU", F.elu, ("alpha", "inplace"), (1.0, False), example=("ELU()", "[-0.6321, 0.0, 2.0]")
+)
+GELU = _activation(
+    "GELU", F.gelu, ("approximate",), ("none",), example=("GELU()", "[-0.1587, 0.0, 1.9545]")
+)
+SiLU = _activation(
+    "SiLU", F.silu, ("inplace",), (False,), example=("SiLU()", "[-0.2689, 0.0, 1.7616]")
+)
+Mish = _activation(
+    "Mish", F.mish, ("inplace",), (False,), example=("Mish()", "[-0.3034, 0.0, 1.944]")
+)
+Softplus = _activation(
+    "Softplus",
+    F.softplus,
+    ("beta", "threshold"),
+    (1.0, 20.0),
+    example=("Softplus()", "[0.3133, 0.6931, 2.1269]"),
+)
+Tanh = _activation("Tanh", F.tanh, example=("Tanh()", "[-0.7616, 0.0, 0.964]"))
+Sigmoid = _activation("Sigmoid", F.sigmoid, example=("Sigmoid()", "[0.2689, 0.5, 0.8808]"))
 Hardtanh = _activation("Hardtanh", F.hardtanh, ("min_val", "max_val", "inplace"),
-                       (-1.0, 1.0, False))  # fmt: skip
-Softmax = _activation("Softmax", F.softmax, ("dim",), (None,))
-LogSoftmax = _activation("LogSoftmax", F.log_softmax, ("dim",), (None,))
+                       (-1.0, 1.0, False), ("Hardtanh()", "[-1.0, 0.0, 1.0]"))  # fmt: skip
+Softmax = _activation(
+    "Softmax", F.softmax, ("dim",), (None,), example=("Softmax(dim=0)", "[0.042, 0.1142, 0.8438]")
+)
+LogSoftmax = _activation(
+    "LogSoftmax",
+    F.log_softmax,
+    ("dim",),
+    (None,),
+    example=("LogSoftmax(dim=0)", "[-3.1698, -2.1698, -0.1698]"),
+)
 for _cls in (ReLU, ReLU6, LeakyReLU, ELU, GELU, SiLU, Mish, Softplus, Tanh, Sigmoid, Hardtanh,
              Softmax, LogSoftmax):  # fmt: skip
     _cls.__module__ = __name__
 
 
 class Flatten(Module):
-    """Flattens dims ``start_dim..end_dim``."""
+    """Flattens dims ``start_dim..end_dim``.
+
+    >>> import fntorch as ft
+    >>> ft.nn.Flatten()(ft.zeros((2, 3, 4))).shape
+    (2, 12)
+    """
 
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input):  # noqa: A002
+        """``input`` with dims ``start_dim..end_dim`` merged into one."""
         return input.flatten(self.start_dim, self.end_dim)
 
 
 class Unflatten(Module):
-    """Splits dim ``dim`` into ``unflattened_size``."""
+    """Splits dim ``dim`` into ``unflattened_size``.
+
+    >>> import fntorch as ft
+    >>> ft.nn.Unflatten(1, (2, 3))(ft.zeros((4, 6))).shape
+    (4, 2, 3)
+    """
 
     def __init__(self, dim, unflattened_size):
         super().__init__()
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
     def forward(self, input):  # noqa: A002
+        """``input`` with dim ``dim`` split into ``unflattened_size``."""
         d = self.dim % input.ndim
         shape = input.shape[:d] + self.unflattened_size + input.shape[d + 1 :]
         return _api.reshape(input, shape)
 
 
 class Dropout(Module):
-    """Drops with probability ``p`` in training mode (the global key)."""
+    """Drops with probability ``p`` in training mode (the global key), scaling the kept
+    elements by ``1 / (1 - p)``; the identity in eval mode.
+
+    >>> import fntorch as ft
+    >>> ft.nn.Dropout(0.5)(ft.ones(4)).shape
+    (4,)
+    >>> ft.nn.Dropout(0.5).eval()(ft.ones(3)).tolist()
+    [1.0, 1.0, 1.0]
+    """
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
@@ -171,14 +236,23 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):  # noqa: A002
+        """``input`` with elements dropped (training mode) or unchanged (eval mode)."""
         return F.dropout(input, self.p, self.training)
 
     def extra_repr(self):
+        """``p`` and ``inplace``, for ``repr``."""
         return f"p={self.p}, inplace={self.inplace}"
 
 
 class Embedding(Module):
-    """A lookup table of ``num_embeddings`` rows, drawn from N(0, 1)."""
+    """A lookup table of ``num_embeddings`` rows, drawn from N(0, 1) (the ``padding_idx``
+    row zero).
+
+    >>> import fntorch as ft
+    >>> emb = ft.nn.Embedding(10, 3, padding_idx=0)
+    >>> emb(ft.asarray([[0, 4]])).shape, emb(ft.asarray([0])).tolist()
+    ((1, 2, 3), [[0.0, 0.0, 0.0]])
+    """
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
@@ -197,15 +271,22 @@ class Embedding(Module):
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def forward(self, input):  # noqa: A002
+        """The rows of ``weight`` at the indices ``input`` (renormed to ``max_norm`` if set)."""
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm)
 
     def extra_repr(self):
+        """The table's size and ``padding_idx``, for ``repr``."""
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         return s if self.padding_idx is None else s + f", padding_idx={self.padding_idx}"
 
 
 class LayerNorm(Module):
-    """Normalizes over the last dims, with ``weight`` (ones) and ``bias`` (zeros)."""
+    """Normalizes over the last dims, with ``weight`` (ones) and ``bias`` (zeros).
+
+    >>> import fntorch as ft
+    >>> [round(v, 4) for v in ft.nn.LayerNorm(2)(ft.asarray([1.0, 3.0])).tolist()]
+    [-1.0, 1.0]
+    """
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):  # fmt: skip
@@ -226,16 +307,23 @@ class LayerNorm(Module):
             self.register_parameter("bias", None)
 
     def forward(self, input):  # noqa: A002
+        """``input`` normalized over ``normalized_shape``, then scaled and shifted."""
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
+        """``normalized_shape``, ``eps`` and ``elementwise_affine``, for ``repr``."""
         return (
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )
 
 
 class RMSNorm(Module):
-    """``x / rms(x) * weight`` over the last dims."""
+    """``x / rms(x) * weight`` over the last dims.
+
+    >>> import fntorch as ft
+    >>> [round(v, 4) for v in ft.nn.RMSNorm(2)(ft.asarray([3.0, 4.0])).tolist()]
+    [0.8485, 1.1314]
+    """
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
                  dtype=None):  # fmt: skip
@@ -248,11 +336,17 @@ class RMSNorm(Module):
             self.register_parameter("weight", None)
 
     def forward(self, input):  # noqa: A002
+        """``input`` divided by its root mean square over ``normalized_shape``, scaled."""
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
 
 
 class GroupNorm(Module):
-    """Normalizes each of ``num_groups`` groups of channels."""
+    """Normalizes each of ``num_groups`` groups of channels.
+
+    >>> import fntorch as ft
+    >>> ft.nn.GroupNorm(2, 4)(ft.ones((2, 4, 3))).shape
+    (2, 4, 3)
+    """
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
                  dtype=None):  # fmt: skip
@@ -269,6 +363,7 @@ class GroupNorm(Module):
             self.register_parameter("bias", None)
 
     def forward(self, input):  # noqa: A002
+        """``input`` normalized per group of channels, then scaled and shifted per channel."""
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
 
@@ -297,6 +392,9 @@ class _BatchNorm(Module):
         pass
 
     def forward(self, input):  # noqa: A002
+        """``input`` normalized per channel (batch statistics in training mode, updating
+        the running ones; the running ones in eval mode), then scaled and shifted.
+        """
         self._check(input)
         use_batch = self.training or not self.track_running_stats
         momentum = self.momentum
@@ -318,6 +416,7 @@ class _BatchNorm(Module):
         )  # fmt: skip
 
     def extra_repr(self):
+        """The channel count and settings, for ``repr``."""
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
             f"affine={self.affine}, track_running_stats={self.track_running_stats}"
@@ -325,7 +424,12 @@ class _BatchNorm(Module):
 
 
 class BatchNorm1d(_BatchNorm):
-    """Batch normalization of ``(N, C)`` or ``(N, C, L)``."""
+    """Batch normalization of ``(N, C)`` or ``(N, C, L)``.
+
+    >>> import fntorch as ft
+    >>> ft.nn.BatchNorm1d(3)(ft.ones((4, 3))).shape
+    (4, 3)
+    """
 
     def _check(self, input):
         if input.ndim not in (2, 3):
@@ -333,7 +437,12 @@ class BatchNorm1d(_BatchNorm):
 
 
 class BatchNorm2d(_BatchNorm):
-    """Batch normalization of ``(N, C, H, W)``."""
+    """Batch normalization of ``(N, C, H, W)``.
+
+    >>> import fntorch as ft
+    >>> ft.nn.BatchNorm2d(3)(ft.ones((2, 3, 4, 4))).shape
+    (2, 3, 4, 4)
+    """
 
     def _check(self, input):
         if input.ndim != 4:
@@ -341,146 +450,22 @@ class BatchNorm2d(_BatchNorm):
 
 
 class BatchNorm3d(_BatchNorm):
-    """Batch normalization of ``(N, C, D, H, W)``."""
+    """Batch normalization of ``(N, C, D, H, W)``: batch statistics per channel in
+    training mode (updating the running ones), the running ones in eval mode.
+
+    >>> import fntorch as ft
+    >>> ft.nn.BatchNorm3d(2)(ft.ones((2, 2, 1, 3, 3))).shape
+    (2, 2, 1, 3, 3)
+    """
 
     def _check(self, input):
         if input.ndim != 5:
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
 
 
-class _ConvNd(Module):
-    _nsp = 2
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
-                 dtype=None):  # fmt: skip
-        super().__init__()
-        n = self._nsp
-        tup = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,) * n  # noqa: E731
-        if in_channels % groups or out_channels % groups:
-            raise ValueError("in_channels and out_channels must be divisible by groups")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"padding_mode={padding_mode!r}: only 'zeros'")
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride, self.dilation = tup(kernel_size), tup(stride), tup(dilation)
-        self.padding = padding if isinstance(padding, str) else tup(padding)
-        self.groups, self.padding_mode = groups, padding_mode
-        self.weight = _empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype)
-        self.bias = _empty(out_channels, dtype=dtype) if bias else None
-        if not bias:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
-
-    def forward(self, input):  # noqa: A002
-        fn = F.conv2d if self._nsp == 2 else F.conv1d
-        return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                  self.groups)  # fmt: skip
-
-    def extra_repr(self):
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}"
-        s += f", stride={self.stride}"
-        if self.padding not in ((0,) * self._nsp, "valid"):
-            s += f", padding={self.padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        return s if self.bias is not None else s + ", bias=False"
-
-
-class Conv1d(_ConvNd):
-    """1-d convolution over ``(N, C, L)``."""
-
-    _nsp = 1
-
-
-class Conv2d(_ConvNd):
-    """2-d convolution over ``(N, C, H, W)``."""
-
-    _nsp = 2
-
-
-class _Pool(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False, count_include_pad=True, divisor_override=None):  # fmt: skip
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride or kernel_size, padding
-        self.dilation, self.ceil_mode = dilation, ceil_mode
-        self.return_indices, self.count_include_pad = return_indices, count_include_pad
-        self.divisor_override = divisor_override
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class MaxPool1d(_Pool):
-    """Max over windows of the last dim."""
-
-    def forward(self, input):  # noqa: A002
-        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)  # fmt: skip
-
-
-class MaxPool2d(_Pool):
-    """Max over windows of the last two dims."""
-
-    def forward(self, input):  # noqa: A002
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)  # fmt: skip
-
-
-class AvgPool1d(_Pool):
-    """Mean over windows of the last dim."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True):  # fmt: skip
-        super().__init__(kernel_size, stride, padding, ceil_mode=ceil_mode,
-                         count_include_pad=count_include_pad)  # fmt: skip
-
-    def forward(self, input):  # noqa: A002
-        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)  # fmt: skip
-
-
-class AvgPool2d(_Pool):
-    """Mean over windows of the last two dims."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True, divisor_override=None):  # fmt: skip
-        super().__init__(kernel_size, stride, padding, ceil_mode=ceil_mode,
-                         count_include_pad=count_include_pad,
-                         divisor_override=divisor_override)  # fmt: skip
-
-    def forward(self, input):  # noqa: A002
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)  # fmt: skip
-
-
-class AdaptiveAvgPool1d(Module):
-    """Mean over ``output_size`` bins of the last dim."""
-
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, input):  # noqa: A002
-        return F.adaptive_avg_pool1d(input, self.output_size)
-
-
-class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
-    """Mean over ``output_size`` bins of the last two dims."""
-
-    def forward(self, input):  # noqa: A002
-        return F.adaptive_avg_pool2d(input, self.output_size)
-
-
+from . import layers_conv as _conv  # noqa: E402 - convolution and pooling, re-exported
 from . import layers_extra as _extra  # noqa: E402 - the less common layers, re-exported
+from .layers_conv import *  # noqa: E402, F403
 from .layers_extra import *  # noqa: E402, F403
 
-__all__ += _extra.__all__
+__all__ += _conv.__all__ + _extra.__all__

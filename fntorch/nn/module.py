@@ -423,11 +423,15 @@ class Module:
     # --------------------------------------------------------------- calling
 
     def forward(self, *args, **kwargs):
+        """The computation of this module; subclasses define it (here it raises
+        NotImplementedError)."""
         raise NotImplementedError(
             f'Module [{type(self).__name__}] is missing the required "forward" function'
         )
 
     def __call__(self, *args, **kwargs):
+        """``forward(*args, **kwargs)``, with the forward pre-hooks run before it (one may
+        replace the arguments) and the forward hooks after it (one may replace the output)."""
         for hook in list(self._forward_pre_hooks.values()):
             res = hook(self, args)
             if res is not None:

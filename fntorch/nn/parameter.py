@@ -61,9 +61,12 @@ class Parameter(Cell):
 
     @property
     def is_leaf(self) -> bool:
+        """Always True: a Parameter is where gradients stop, as in PyTorch."""
         return True
 
     def backward(self, *args, **kwargs):
+        """Raises RuntimeError: there is nothing to differentiate a leaf by; call
+        ``backward`` on a value computed from it."""
         raise RuntimeError(
             "backward: a Parameter is a leaf; call backward on a value computed from it"
         )

@@ -136,6 +136,9 @@ class RNNBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Redraws every weight and bias from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)),
+        as PyTorch.
+        """
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for w in self.parameters():
             init.uniform_(w, -stdv, stdv)
@@ -199,6 +202,9 @@ class RNNBase(Module):
         return out
 
     def forward(self, input, hx=None):  # noqa: A002
+        """Runs every layer (and direction) over the sequence: ``(output, h_n)``, or
+        ``(output, (h_n, c_n))`` for an LSTM; ``hx`` is the initial state (zeros when None).
+        """
         self._check_input(input)
         unbatched = input.ndim == 2
         x = input[:, None] if unbatched else input
@@ -236,6 +242,7 @@ class RNNBase(Module):
         return x, (tuple(final) if self.mode == "LSTM" else final[0])
 
     def extra_repr(self):
+        """The sizes and the settings that differ from the defaults, for ``repr``."""
         s = f"{self.input_size}, {self.hidden_size}"
         if self.proj_size:
             s += f", proj_size={self.proj_size}"
@@ -332,6 +339,9 @@ class RNNCellBase(Module):
     reset_parameters = RNNBase.reset_parameters
 
     def forward(self, input, hx=None):  # noqa: A002
+        """One time step: the new hidden state, or ``(h, c)`` for an LSTM cell, from
+        ``input`` and ``hx`` (zeros when None).
+        """
         name = type(self).__name__
         if input.ndim not in (1, 2) or input.shape[-1] != self.input_size:
             raise ValueError(
@@ -354,6 +364,7 @@ class RNNCellBase(Module):
         return new
 
     def extra_repr(self):
+        """The sizes, and ``bias=False`` when there is none, for ``repr``."""
         s = f"{self.input_size}, {self.hidden_size}"
         return s if self.bias else s + ", bias=False"
 

@@ -22,6 +22,13 @@ def functional_call(module: Module, parameters_and_buffers, args=(), kwargs=None
     copy: the module itself is never changed, and the values may be traced (``grad``,
     ``vmap`` and ``jit`` of the call work). Tied parameters take the one value given for
     any of their names (``tie_weights``); ``strict`` requires every name.
+
+    >>> import fntorch as ft
+    >>> lin = ft.nn.Linear(2, 1)
+    >>> w = {"weight": ft.ones((1, 2)), "bias": ft.zeros(1)}
+    >>> g = ft.grad(lambda w: ft.nn.functional_call(lin, w, ft.ones((1, 2))).sum())(w)
+    >>> g["weight"].tolist(), g["bias"].tolist()
+    ([[1.0, 1.0]], [1.0])
     """
     dicts = parameters_and_buffers
     values = {}

@@ -122,6 +122,10 @@ class TransformerEncoderLayer(_Layer):
                       batch_first, norm_first, bias, dtype, 2)  # fmt: skip
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        """Self-attention over ``src`` then the feed-forward block, each with a residual
+        and a LayerNorm (before the block when ``norm_first``, after it otherwise).
+        """
+
         def sa(x):
             return self._attend(self.self_attn, x, x, src_mask, src_key_padding_mask,
                                 is_causal, self.dropout1)  # fmt: skip
@@ -159,6 +163,10 @@ class TransformerDecoderLayer(_Layer):
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None,
                 tgt_key_padding_mask=None, memory_key_padding_mask=None,
                 tgt_is_causal=False, memory_is_causal=False):  # fmt: skip
+        """Self-attention over ``tgt``, attention over ``memory``, then the feed-forward
+        block, each with a residual and a LayerNorm.
+        """
+
         def sa(x):
             return self._attend(self.self_attn, x, x, tgt_mask, tgt_key_padding_mask,
                                 tgt_is_causal, self.dropout1)  # fmt: skip
@@ -206,6 +214,9 @@ class TransformerEncoder(Module):
         self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        """``src`` through each layer in order (with ``mask`` and the padding mask),
+        then ``norm`` if given.
+        """
         x = src
         for mod in self.layers:
             x = mod(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
@@ -238,6 +249,9 @@ class TransformerDecoder(Module):
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None,
                 tgt_key_padding_mask=None, memory_key_padding_mask=None,
                 tgt_is_causal=None, memory_is_causal=False):  # fmt: skip
+        """``tgt`` through each layer in order, attending to ``memory``, then ``norm``
+        if given.
+        """
         x = tgt
         for mod in self.layers:
             x = mod(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
@@ -291,6 +305,9 @@ class Transformer(Module):
                 src_key_padding_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
                 memory_is_causal=False):  # fmt: skip
+        """Encodes ``src`` into memory and decodes ``tgt`` against it; the decoder's
+        output, shaped as ``tgt``.
+        """
         batch_dim = 0 if self.batch_first else 1
         if src.ndim == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
             raise ValueError(
