@@ -3,8 +3,7 @@
 Both directions move the indexed ``axes`` to the front and index with the tuple of index
 arrays: consecutive advanced indices at the front keep numpy's broadcast dims first,
 which is the primitives' output layout for any ``axes`` order. Results are always fresh
-arrays; inputs are never written. The impls take the array module ``xp`` (numpy here):
-the CUDA device runs the same code with CuPy (``cuda_impls``).
+arrays; inputs are never written.
 """
 
 from __future__ import annotations
@@ -17,62 +16,57 @@ from ..ops import _prims_indexing as pi
 from ._device import cpu_impls
 
 
-def _as_intp(i, n: int, xp=np):
+def _as_intp(i, n: int):
     """``i`` as int64, values above ``n`` (or the int64 range) lowered to ``n``.
 
     Lowering first keeps huge uint64 values from wrapping to negatives."""
-    i = xp.asarray(i)
+    i = np.asarray(i)
     if i.dtype.kind == "u" and i.dtype.itemsize == 8:
-        i = xp.minimum(i, np.uint64(max(n, 0)))
+        i = np.minimum(i, np.uint64(max(n, 0)))
     return i.astype(np.int64, copy=False)
 
 
-def _front(x, axes, xp=np):
-    return xp.moveaxis(x, axes, tuple(range(len(axes))))
+def _front(x, axes):
+    return np.moveaxis(x, axes, tuple(range(len(axes))))
 
 
-def _gather(operand, *indices, axes, xp=np):
+def _gather(operand, *indices, axes):
     if not axes:
-        return xp.array(operand, copy=True)
-    x = _front(operand, axes, xp)
-    idx = xp.broadcast_arrays(*(_as_intp(i, x.shape[k], xp) for k, i in enumerate(indices)))
+        return np.array(operand, copy=True)
+    x = _front(operand, axes)
+    idx = np.broadcast_arrays(*(_as_intp(i, x.shape[k]) for k, i in enumerate(indices)))
     if idx[0].size == 0:
         # No index is read, so there is nothing to clamp (the axis may even be empty).
-        return xp.empty(idx[0].shape + x.shape[len(axes) :], operand.dtype)
-    idx = tuple(xp.clip(i, 0, x.shape[k] - 1) for k, i in enumerate(idx))
+        return np.empty(idx[0].shape + x.shape[len(axes) :], operand.dtype)
+    idx = tuple(np.clip(i, 0, x.shape[k] - 1) for k, i in enumerate(idx))
     return x[idx]
 
 
 cpu_impls[pi.gather_p] = _gather
 
 
-def _in_range(x, axes, indices, xp=np):
+def _in_range(x, axes, indices):
     """The x with ``axes`` in front (a view), the in-range index arrays (1-d) and their mask."""
-    xf = _front(x, axes, xp)
-    idx = xp.broadcast_arrays(*(_as_intp(i, xf.shape[k], xp) for k, i in enumerate(indices)))
-    mask = xp.ones(idx[0].shape, bool)
+    xf = _front(x, axes)
+    idx = np.broadcast_arrays(*(_as_intp(i, xf.shape[k]) for k, i in enumerate(indices)))
+    mask = np.ones(idx[0].shape, bool)
     for k, i in enumerate(idx):
         mask &= (i >= 0) & (i < xf.shape[k])
     return xf, tuple(i[mask] for i in idx), mask
 
 
-def _scatter_impl(ufunc, operand, *rest, axes, xp=np, at=None):
-    """A scatter into a copy of ``operand``: ``ufunc`` None writes the updates, else it
-    combines them (duplicates included) through ``at(view, index_tuple, updates)``
-    (default ``ufunc.at``; CuPy's device passes ``cupyx.scatter_add`` and its kin)."""
+def _scatter_impl(ufunc, operand, *rest, axes):
     indices, updates = rest[:-1], rest[-1]
-    out = xp.array(operand, copy=True)
+    out = np.array(operand, copy=True)
     if not axes:
-        upd = xp.broadcast_to(updates, out.shape)
+        upd = np.broadcast_to(updates, out.shape)
         out[...] = upd if ufunc is None else ufunc(out, upd)
         return out
-    view, idx, mask = _in_range(out, axes, indices, xp)
+    view, idx, mask = _in_range(out, axes, indices)
     gshape = mask.shape + view.shape[len(axes) :]
-    upd = xp.broadcast_to(updates, gshape)[mask]
+    upd = np.broadcast_to(updates, gshape)[mask]
     if ufunc is None:
         view[idx] = upd  # duplicates: numpy's last write wins (the spec leaves it open)
-    elif at is not None:
-        at(view, idx, upd)
     elif out.dtype == np.float16 and ufunc in (np.minimum, np.maximum):
         # Through float32, exactly: numpy's float16 loops keep the first of two equal
         # values (+0, -0), its float32 ones and the kernels the second.

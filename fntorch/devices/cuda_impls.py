@@ -7,10 +7,9 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
 - *native*: a CuPy ufunc or function whose result equals the CPU impl's (the float
   ufuncs, comparisons, bitwise ops, sums/products/max/min/all/any, the structural and
   view primitives, ``select_n``, ``rsqrt``, ``logistic``, float ``div``/``rem``/``pow``,
-  ``gather`` and ``scatter_add`` (cupyx's atomic adds), ``dot_general`` through
-  ``cupy.einsum``, which calls cuBLAS);
+  ``dot_general`` through ``cupy.einsum``, which calls cuBLAS);
 - *through the host*: every other primitive (integer division and shifts with XLA's
-  edge cases, erf/lgamma/digamma, the other scatters, sort, convolution, the
+  edge cases, erf/lgamma/digamma, gathers and scatters, sort, convolution, the
   cumulative scans, random bits, ...) copies its operands to the host, runs the CPU impl
   and copies the results back. Correct and bit-identical to the CPU (the random bits
   included), but slow: ``HOST_PRIMITIVES`` names them, so the gap is visible.
@@ -24,8 +23,6 @@ True
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from ..fx import dtypes as dt
@@ -33,12 +30,10 @@ from ..fx.core import Tensor
 from ..fx.graph import eval_graph
 from ..ops import _prims_control as pc
 from ..ops import _prims_elementwise as ew
-from ..ops import _prims_indexing as pi
 from ..ops import _prims_reduce as r
 from ..ops import _prims_structural as ps
 from ._device import cpu_impls
 from .cpu_elementwise import _UFUNCS
-from .cpu_indexing import _gather, _scatter_impl
 
 # Names of the primitives computed natively by CuPy (the rest go through the host).
 NATIVE_NAMES = frozenset(
@@ -49,8 +44,7 @@ NATIVE_NAMES = frozenset(
         "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "rev",
         "slice", "concatenate", "copy", "stop_gradient", "select_n", "clamp", "max",
         "min", "dot_general", "cond", "while_loop", "scan", "jit_call", "rsqrt",
-        "logistic", "div (float)", "rem (float)", "pow (float)", "gather",
-        "scatter_add (float32/64, int32, uint32)",
+        "logistic", "div (float)", "rem (float)", "pow (float)",
     }
 )  # fmt: skip
 
@@ -184,34 +178,6 @@ def _native(cp) -> dict:
 
     impls[dot_general_p] = _dot_general(cp)
     impls.update(_control(cp))
-    impls.update(_indexing(cp))
-    return impls
-
-
-# The dtypes cupyx's atomic scatter_add takes (the rest go through the host).
-_SCATTER_ADD_DTYPES = frozenset(map(np.dtype, ("float32", "float64", "int32", "uint32")))
-
-
-def _indexing(cp) -> dict:
-    """Gathers on the device (the CPU impl's own code, run with CuPy's advanced indexing)
-    and ``scatter_add`` (a gather's transpose) through ``cupyx.scatter_add`` for the
-    dtypes it takes. The other scatters stay on the host: a plain scatter's duplicates
-    CuPy writes in no fixed order, and cupyx's max/min treat NaN and signed zeros their
-    own way."""
-    impls = {pi.gather_p: partial(_gather, xp=cp)}
-    try:
-        import cupyx
-    except ImportError:  # numpy standing in for CuPy (build_impls' doctest)
-        return impls
-    host = _through_host(cp, cpu_impls[pi.scatter_add_p])
-
-    def scatter_add(operand, *rest, axes):
-        if operand.dtype in _SCATTER_ADD_DTYPES:
-            return _scatter_impl(cp.add, operand, *rest, axes=axes, xp=cp, at=cupyx.scatter_add)
-        return host(operand, *rest, axes=axes)
-
-    scatter_add.through_host = "dtypes cupyx.scatter_add does not take"
-    impls[pi.scatter_add_p] = scatter_add
     return impls
 
 
