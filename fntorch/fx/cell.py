@@ -29,6 +29,12 @@ from .core import Tensor, Tracer, _new_tensor
 # that returns True has taken the write (a jit trace lifting cells into outputs).
 write_hooks: list = []
 
+# The jit traces staging now, innermost last (``transforms/jit_cells.py``). While one
+# is, every read and write of a cell goes to it, so the cells themselves never hold a
+# tracer and a trace that fails leaves them as they were. A scope has ``read(cell)``,
+# ``write(cell, buf)`` and ``born(cell)``.
+scopes: list = []
+
 
 def _buffer(value, where: str):
     """The buffer a cell holds for ``value`` (a tensor, array or number)."""
@@ -44,6 +50,16 @@ def _buffer(value, where: str):
             a = a.astype(np.float32)
         return a
     raise TypeError(f"{where}: expected a tensor, an array or a number, got {type(value).__name__}")
+
+
+def traced_write_error(cell: Cell, buf: Tracer) -> ValueError:
+    """The error for writing ``buf``, a tracer no jit trace takes, into ``cell``."""
+    return ValueError(
+        f"{cell._what()}: cannot write a traced value ({buf.aval.str_short()} of "
+        f"{buf._trace.transform_name}) into a cell; a cell's state outlives the "
+        "transform. Return the new value from the transformed function instead, or "
+        "write it under ft.jit, which carries cell writes out of the call"
+    )
 
 
 class Cell(Tensor):
@@ -62,9 +78,13 @@ class Cell(Tensor):
         self._buf = _buffer(value if value is not None else np.zeros(0, np.float32), "Cell")
         if isinstance(self._buf, Tracer):
             raise ValueError(f"Cell({name}): its value cannot be a traced value")
+        if scopes:
+            scopes[-1].born(self)
 
     @property
     def _value(self):
+        if scopes:
+            return scopes[-1].read(self)
         return self._buf
 
     @property
@@ -91,16 +111,15 @@ class Cell(Tensor):
         [0.0, 1.0]
         """
         buf = _buffer(value, f"{self._what()}.set_")
+        if scopes:
+            scopes[-1].write(self, buf)  # a ValueError for another transform's tracer
+            self._written()
+            return self
         if isinstance(buf, Tracer):
             for hook in write_hooks:
                 if hook(self, buf):
                     return self
-            raise ValueError(
-                f"{self._what()}: cannot write a traced value ({buf.aval.str_short()} of "
-                f"{buf._trace.transform_name}) into a cell; a cell's state outlives the "
-                "transform. Return the new value from the transformed function instead, or "
-                "write it under ft.jit, which carries cell writes out of the call"
-            )
+            raise traced_write_error(self, buf)
         self._buf = buf
         self._written()
         return self
@@ -141,6 +160,8 @@ class CellAlias(Cell):
 
     @property
     def _value(self):
+        if scopes:
+            return scopes[-1].read(self._owner)
         return self._owner._buf
 
     @property

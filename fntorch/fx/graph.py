@@ -440,6 +440,9 @@ class GraphTrace(Trace):
         elif type(x) is Tensor and x.ndim == 0 and isinstance(x._value, (np.ndarray, np.generic)):
             # Scalar constants are written into the equation, as JAX does.
             return Literal(x._value[()], get_aval(x))
+        elif isinstance(x, Tensor) and isinstance(x._value, Tracer):
+            # A cell read under a jit trace stands for its traced value (an implicit input).
+            return self.lift(x._value, prim_name)
         var = self._const_ids.get(id(x))
         if var is None:
             var = Var(get_aval(x).strong())

@@ -1,0 +1,99 @@
+"""Cells under ft.jit: implicit inputs and outputs, the cache key, no leaked tracers."""
+
+import numpy as np
+import pytest
+
+import fntorch as ft
+from fntorch.fx.cell import Cell
+from fntorch.fx.core import Tracer
+
+
+def test_cell_read_is_an_input_not_a_constant():
+    w = ft.nn.Parameter(ft.ones(3))
+    f = ft.jit(lambda x: x * w)
+    x = ft.ones(3)
+    assert f(x).tolist() == [1.0, 1.0, 1.0]
+    w.data = 2 * ft.ones(3)
+    assert f(x).tolist() == [2.0, 2.0, 2.0]
+    assert f.stats["traces"] == 1
+
+
+def test_cell_aval_change_retraces():
+    c = Cell(ft.ones(3))
+    f = ft.jit(lambda x: x + c.sum())
+    f(ft.ones(2))
+    c.data = ft.ones(5)
+    assert f(ft.ones(2)).tolist() == [6.0, 6.0]
+    assert f.stats["traces"] == 2 and f._cache_size() == 2
+    c.data = ft.ones(3)  # the first entry matches again
+    assert f(ft.ones(2)).tolist() == [4.0, 4.0]
+    assert f.stats["traces"] == 2
+
+
+def test_cell_writes_are_outputs_written_back():
+    c = Cell(ft.zeros(2), name="acc")
+    f = ft.jit(lambda x: c.add_(x) * 2.0)
+    assert f(ft.ones(2)).tolist() == [2.0, 2.0]
+    assert c.tolist() == [1.0, 1.0]
+    assert f(ft.ones(2)).tolist() == [4.0, 4.0]
+    assert c.tolist() == [2.0, 2.0] and f.stats["traces"] == 1
+
+
+def test_write_then_read_sees_the_new_value_and_alias_writes():
+    c = Cell(ft.ones(2))
+
+    def f(x):
+        c.data.mul_(3.0)
+        c.copy_(c + x)
+        return c * 1.0
+
+    g = ft.jit(f)
+    assert g(ft.ones(2)).tolist() == [4.0, 4.0]
+    assert c.tolist() == [4.0, 4.0]
+    assert g(ft.ones(2)).tolist() == [13.0, 13.0]
+
+
+def test_no_tracer_leaks_and_failed_trace_changes_nothing():
+    c = Cell(ft.ones(2))
+
+    def bad(x):
+        c.add_(x)
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        ft.jit(bad)(ft.ones(2))
+    assert not isinstance(c._buf, Tracer) and c.tolist() == [1.0, 1.0]
+    f = ft.jit(lambda x: c.add_(x) + 0.0)
+    f(ft.ones(2))
+    assert isinstance(c._buf, np.ndarray)
+
+
+def test_batchnorm_running_stats_under_jit_match_eager():
+    ft.manual_seed(0)
+    a, b = ft.nn.BatchNorm1d(3), ft.nn.BatchNorm1d(3)
+    f = ft.jit(lambda x: a(x))
+    for i in range(3):
+        x = ft.randn(4, 3) + float(i)
+        np.testing.assert_allclose(f(x).numpy(), b(x).numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(a.running_mean.numpy(), b.running_mean.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(a.running_var.numpy(), b.running_var.numpy(), rtol=1e-5)
+    assert f.stats["traces"] == 1
+
+
+@pytest.mark.parametrize("wrap", [ft.vmap, lambda g: ft.jit(ft.vmap(g))])
+def test_batched_write_into_a_cell_names_it(wrap):
+    c = Cell(ft.zeros(2), name="acc")
+    with pytest.raises(ValueError, match=r"Cell\(acc\).*vmap"):
+        wrap(lambda y: c.add_(y))(ft.ones((2, 2)))
+    assert c.tolist() == [0.0, 0.0]
+
+
+def test_grad_write_into_a_cell_names_it():
+    c = Cell(ft.zeros(()), name="keep")
+
+    def f(x):
+        c.data = x
+        return x * x
+
+    with pytest.raises(ValueError, match=r"Cell\(keep\)"):
+        ft.grad(f)(ft.asarray(1.0))
