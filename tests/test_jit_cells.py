@@ -97,3 +97,27 @@ def test_grad_write_into_a_cell_names_it():
 
     with pytest.raises(ValueError, match=r"Cell\(keep\)"):
         ft.grad(f)(ft.asarray(1.0))
+
+
+def test_global_key_under_jit_matches_eager_draws():
+    def step(x):
+        return x + ft.randn(3)
+
+    f = ft.jit(step)
+    ft.manual_seed(0)
+    got = [f(ft.zeros(3)).tolist() for _ in range(3)]
+    ft.manual_seed(0)
+    want = [step(ft.zeros(3)).tolist() for _ in range(3)]
+    assert got == want and got[0] != got[1]
+    assert f.stats["traces"] == 1
+
+
+def test_dropout_in_train_mode_under_jit_matches_eager():
+    d = ft.nn.Dropout(0.5)
+    g = ft.jit(lambda x: d(x))
+    ft.manual_seed(1)
+    got = [g(ft.ones(8)).tolist() for _ in range(3)]
+    ft.manual_seed(1)
+    want = [d(ft.ones(8)).tolist() for _ in range(3)]
+    assert got == want and got[0] != got[1]
+    assert g.stats["traces"] == 1
