@@ -260,6 +260,11 @@ class JitFunction(_ArgumentKeys):
         if got is None:
             return self._call_traced(args, kwargs)
         key, bufs, leaves, split = got
+        for x in leaves:
+            if type(x) is not Tensor and getattr(
+                x, "_taped", False
+            ):  # a Parameter that requires grad: recorded on the tape as one call
+                return self._call_traced(args, kwargs)
         entry, extra = self._lookup(key)
         if entry is not None:
             self.stats["hits"] += 1
