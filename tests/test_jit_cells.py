@@ -121,3 +121,57 @@ def test_dropout_in_train_mode_under_jit_matches_eager():
     want = [d(ft.ones(8)).tolist() for _ in range(3)]
     assert got == want and got[0] != got[1]
     assert g.stats["traces"] == 1
+
+
+def _train(jit, make_opt, steps=5):
+    ft.manual_seed(0)
+    m = ft.nn.Sequential(
+        ft.nn.Linear(3, 4, bias=False), ft.nn.BatchNorm1d(4), ft.nn.Tanh(), ft.nn.Linear(4, 1)
+    )
+    opt = make_opt(m.parameters())
+    crit = ft.nn.MSELoss()
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = crit(m(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    f = ft.jit(step) if jit else step
+    ft.manual_seed(5)
+    losses = []
+    for _ in range(steps):
+        x, y = ft.randn(8, 3), ft.randn(8, 1)
+        losses.append(float(f(x, y)))
+    return losses, m, f
+
+
+@pytest.mark.parametrize(
+    "make_opt",
+    [
+        lambda ps: ft.optim.SGD(ps, lr=0.1, momentum=0.9),
+        lambda ps: ft.optim.Adam(ps, lr=0.01),
+    ],
+    ids=["sgd_momentum", "adam"],
+)
+def test_whole_training_step_compiles_and_matches_eager(make_opt):
+    want, m_eager, _ = _train(False, make_opt)
+    got, m_jit, f = _train(True, make_opt)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    for (k, a), b in zip(m_eager.state_dict().items(), m_jit.state_dict().values()):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-4, atol=1e-5, err_msg=k)
+    for a, b in zip(m_eager.parameters(), m_jit.parameters()):
+        np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-4, atol=1e-6)
+    assert f.stats["traces"] == 1 and f._cache_size() == 1
+
+
+def test_backward_inside_jit_accumulates_grad_as_an_input():
+    w = ft.nn.Parameter(ft.asarray([1.0, 2.0]))
+    f = ft.jit(lambda x: (w * x).sum().backward() or x * 1.0)  # no zero_grad: grads add up
+    w.grad = ft.ones(2)
+    f(ft.asarray([3.0, 4.0]))
+    f(ft.asarray([3.0, 4.0]))
+    assert w.grad.tolist() == [7.0, 9.0]
+    assert f.stats["traces"] == 1
+    assert not isinstance(w.grad, Tracer)

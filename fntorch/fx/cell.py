@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Tensor, Tracer, _new_tensor
+from .core import Tensor, Tracer, _new_tensor, device_of_buffer
 
 # Called with (cell, tracer) when a traced value is written into a cell; the first hook
 # that returns True has taken the write (a jit trace lifting cells into outputs).
@@ -76,10 +76,16 @@ class Cell(Tensor):
     def __init__(self, value=None, name: str = ""):
         self.name = name
         self._buf = _buffer(value if value is not None else np.zeros(0, np.float32), "Cell")
-        if isinstance(self._buf, Tracer):
-            raise ValueError(f"Cell({name}): its value cannot be a traced value")
+        traced = self._buf if isinstance(self._buf, Tracer) else None
+        if traced is not None:
+            if not scopes:
+                raise ValueError(f"Cell({name}): its value cannot be a traced value")
+            # Made inside a jit trace: a placeholder buffer until the call writes it.
+            self._buf = np.zeros(traced.shape, traced.dtype)
         if scopes:
             scopes[-1].born(self)
+            if traced is not None:
+                scopes[-1].write(self, traced)
 
     @property
     def _value(self):
@@ -124,6 +130,16 @@ class Cell(Tensor):
         self._written()
         return self
 
+    @property
+    def device(self):
+        """The device of the cell's buffer (the one it keeps while a jit trace reads it).
+
+        >>> import fntorch as ft
+        >>> Cell(ft.ones(1)).device
+        device(type='cpu')
+        """
+        return device_of_buffer(self._buf)
+
     def _written(self) -> None:
         """Called after each write (subclasses: Parameter drops nothing; tapes reset)."""
 
@@ -167,6 +183,10 @@ class CellAlias(Cell):
     @property
     def data(self) -> Tensor:
         return self
+
+    @property
+    def device(self):
+        return self._owner.device
 
     def set_(self, value):
         self._owner.set_(value)

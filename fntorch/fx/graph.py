@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .cell import scopes as cell_scopes
 from .core import (
     ShapedArray,
     Tensor,
@@ -28,6 +29,7 @@ from .core import (
     current_trace,
     get_aval,
     set_current_trace,
+    tape_hook,
 )
 from .dtypes import WeakScalar
 
@@ -454,6 +456,10 @@ class GraphTrace(Trace):
     def process_primitive(self, prim, args, params):
         """Appends an equation (its outputs from the abstract-eval rule) and returns
         tracers for the outputs; unstaged work goes to the parent trace."""
+        if cell_scopes and cell_scopes[-1].trace is self and tape_hook[0] is not None:
+            for a in args:  # a jit trace's own tape: a cell that requires grad was read
+                if isinstance(a, Tensor) and not isinstance(a, Tracer) and a._taped:
+                    return tape_hook[0](prim, args, params)
         if not self.stage_all and not any(
             isinstance(a, GraphTracer) and a._trace is self for a in args
         ):

@@ -61,8 +61,10 @@ def stage(
             cell_scopes.append(scope)
             try:
                 out = fun(*full, **d_kwargs, **static_kwargs)
+                cell_outs = scope.outputs()
             finally:
                 cell_scopes.pop()
+                scope.restore()
         else:
             out = fun(*full, **d_kwargs, **static_kwargs)
         out_leaves, out_tree = tree_util.flatten(out)
@@ -80,7 +82,7 @@ def stage(
         flat = [_as_tensor(o, name) for o in out_leaves]
         if scope is None:
             return flat, out_tree
-        return flat + [_as_tensor(o, name) for o in scope.outputs()], (out_tree, scope.signature())
+        return flat + [_as_tensor(o, name) for o in cell_outs], (out_tree, scope.signature())
 
     return trace_to_graph(flat_fun, in_avals, name=name)
 
