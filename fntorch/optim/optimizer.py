@@ -183,8 +183,10 @@ class Optimizer:
                 if not state:
                     # Cells, stored before the update reads them: under ft.jit they are
                     # implicit inputs and outputs, so a compiled step carries them.
-                    state = self.state[p]
-                    state.update(_as_cells(self._init_state(value, group)))
+                    state = _as_cells(self._init_state(value, group))
+                    if state:
+                        self.state[p].update(state)
+                        state = self.state[p]
                 new_value, new_state = update(value, grad, state, group)
                 if new_state:
                     entry = self.state[p]
