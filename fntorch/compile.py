@@ -5,11 +5,11 @@ inputs and outputs, see ``transforms/jit_cells.py``, so a PyTorch-style step com
 whole). For a module it returns an ``OptimizedModule`` wrapping it, as PyTorch does:
 the original is ``_orig_mod`` (so ``state_dict`` keys get PyTorch's ``_orig_mod.``
 prefix) and ``forward`` runs the compiled module. When grad mode is on and a parameter
-requires grad, the parameters are passed to one jit'ed ``functional_call`` as explicit
-arguments: the tape records that call as one ``jit_call`` and ``loss.backward()`` runs
-its transpose, a compiled backward. Without grad the module runs as one jit'ed call
-whose parameters and buffers are implicit inputs (BatchNorm's running statistics
-implicit outputs), so an optimizer's update is seen by the next call without a retrace.
+requires grad, the module runs as one ``jit_call`` whose extra operands are the cells it
+reads (its buffers written are extra outputs, set after the call): the tape records
+that call and ``loss.backward()`` runs its transpose, a compiled backward. Without grad
+it runs as a compiled program whose cells are implicit inputs and outputs. Either way
+an optimizer's update is seen by the next call without a retrace.
 
 >>> import fntorch as ft
 >>> f = ft.compile(lambda x: ft.sin(x) * 2.0)
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from .nn.autograd import is_grad_enabled
 from .nn.module import Module
-from .nn.stateless import functional_call
 from .transforms.jit import JitFunction, jit
 
 __all__ = ["compile", "OptimizedModule"]
@@ -48,18 +47,13 @@ class OptimizedModule(Module):
         name = type(mod).__name__
         # ``forward`` reads the module's cells: implicit inputs, buffers written outputs.
         self._forward = jit(_named(lambda *a, **k: mod(*a, **k), name))
-        # Parameters as explicit arguments: the tape records the call (its transpose is
-        # the compiled backward).
-        self._taped = jit(
-            _named(lambda ps, a, k: functional_call(mod, ps, a, k), f"{name}_with_params")
-        )
 
     def forward(self, *args, **kwargs):
         """Runs the compiled module (see the class docstring)."""
-        if is_grad_enabled():
-            params = dict(self._orig_mod.named_parameters())
-            if any(p.requires_grad for p in params.values()):
-                return self._taped(params, args, kwargs)
+        if is_grad_enabled() and any(p.requires_grad for p in self._orig_mod.parameters()):
+            # One jit_call whose operands are the cells: the tape records it, and its
+            # transpose is the compiled backward.
+            return self._forward._call_traced(args, kwargs)
         return self._forward(*args, **kwargs)
 
     def __repr__(self):

@@ -321,17 +321,27 @@ class JitFunction(_ArgumentKeys):
             )
         key = (treedef, tuple(sig), static_key)
         got = self._graphs.get(key)
+        if got is not None and got[3] is not None and got[3].buffers() is None:
+            got = None  # a cell it reads changed its shape or dtype, or is gone
         if got is None:
             names = self._leaf_names(dyn, dyn_kwargs, pos)
-            graph, out_tree = self._trace(key, args, kwargs, (dyn, dyn_kwargs, pos), names)
+            split = (dyn, dyn_kwargs, pos)
+            graph, (out_tree, cells) = self._trace(key, args, kwargs, split, names, cells=True)
             self.stats["traces"] += 1
             closed, consts = hoist_consts(graph)
-            got = (closed, consts, out_tree)
+            got = (closed, consts, out_tree, cells)
             # A graph closed over another trace's tracer is only good for this call.
             if not any(isinstance(c, Tracer) for c in consts):
                 self._graphs[key] = got
-        closed, consts, out_tree = got
-        outs = call_p.bind(*consts, *leaves, graph=closed, name=self._name)
+        closed, consts, out_tree, cells = got
+        # The cells themselves are the call's extra arguments: the tape records the call
+        # when one requires grad, and an enclosing jit trace reads them as its inputs.
+        extra = [] if cells is None else cells.operands()
+        outs = call_p.bind(*consts, *leaves, *extra, graph=closed, name=self._name)
+        if cells is not None and cells.n_out:
+            n = len(outs) - cells.n_out
+            cells.set_back(list(outs[n:]))
+            outs = outs[:n]
         return optree.tree_unflatten(out_tree, list(outs))
 
     def _run(self, entry, bufs, leaves, extra=None):

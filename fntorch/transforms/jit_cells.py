@@ -156,6 +156,31 @@ class CellSignature:
             out.append(b)
         return out
 
+    def operands(self) -> list:
+        """The cells (and gradients) themselves, as a traced call's extra arguments."""
+        out = []
+        for kind, ref, _, fresh in self.inputs:
+            c = ref()
+            if c is None:
+                out.append(_new_tensor(fresh))
+            else:
+                out.append(c.grad if kind == "grad" else c)
+        return out
+
+    def set_back(self, values) -> None:
+        """Writes a traced call's cell outputs (tensors or tracers) through ``set_``."""
+        n = len(self.outputs)
+        for ref, v in zip(self.outputs, values[:n]):
+            c = ref()
+            if c is not None:
+                c.set_(v)
+        rest = iter(values[n:])
+        for ref, present in self.grads:
+            v = next(rest) if present else None
+            c = ref()
+            if c is not None:
+                c.grad = v
+
     def write_back(self, bufs) -> None:
         """Writes the call's cell outputs into the cells that are still alive."""
         n = len(self.outputs)
