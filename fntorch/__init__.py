@@ -16,6 +16,7 @@ from . import devices as _devices
 # isort: split
 from . import debug, func, profiler
 from ._version import __version__
+from .compile import compile  # noqa: A004 - torch.compile's name
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
 from .fx.dtypes import (
@@ -56,7 +57,7 @@ from .transforms.jit import config, disable_jit, jit
 __all__ = sorted(
     {*ops.api.__all__, *transforms.api.__all__}
     | {"ConcretizationError", "Tensor", "UnexpectedTracerError", "config", "jit"}
-    | {"disable_jit", "profiler"}
+    | {"disable_jit", "profiler", "compile"}
     | {"Exported", "ShapeDtypeStruct", "export"}
     | {"autograd", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled"}
     | {"is_grad_enabled"}

@@ -23,11 +23,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Tensor, Tracer, _new_tensor
+from .core import Tensor, Tracer, _new_tensor, device_of_buffer
 
 # Called with (cell, tracer) when a traced value is written into a cell; the first hook
 # that returns True has taken the write (a jit trace lifting cells into outputs).
 write_hooks: list = []
+
+# The jit traces staging now, innermost last (``transforms/jit_cells.py``). While one
+# is, every read and write of a cell goes to it, so the cells themselves never hold a
+# tracer and a trace that fails leaves them as they were. A scope has ``read(cell)``,
+# ``write(cell, buf)`` and ``born(cell)``.
+scopes: list = []
 
 
 def _buffer(value, where: str):
@@ -46,6 +52,16 @@ def _buffer(value, where: str):
     raise TypeError(f"{where}: expected a tensor, an array or a number, got {type(value).__name__}")
 
 
+def traced_write_error(cell: Cell, buf: Tracer) -> ValueError:
+    """The error for writing ``buf``, a tracer no jit trace takes, into ``cell``."""
+    return ValueError(
+        f"{cell._what()}: cannot write a traced value ({buf.aval.str_short()} of "
+        f"{buf._trace.transform_name}) into a cell; a cell's state outlives the "
+        "transform. Return the new value from the transformed function instead, or "
+        "write it under ft.jit, which carries cell writes out of the call"
+    )
+
+
 class Cell(Tensor):
     """A mutable holder of an immutable tensor value (see the module docstring).
 
@@ -60,11 +76,21 @@ class Cell(Tensor):
     def __init__(self, value=None, name: str = ""):
         self.name = name
         self._buf = _buffer(value if value is not None else np.zeros(0, np.float32), "Cell")
-        if isinstance(self._buf, Tracer):
-            raise ValueError(f"Cell({name}): its value cannot be a traced value")
+        traced = self._buf if isinstance(self._buf, Tracer) else None
+        if traced is not None:
+            if not scopes:
+                raise ValueError(f"Cell({name}): its value cannot be a traced value")
+            # Made inside a jit trace: a placeholder buffer until the call writes it.
+            self._buf = np.zeros(traced.shape, traced.dtype)
+        if scopes:
+            scopes[-1].born(self)
+            if traced is not None:
+                scopes[-1].write(self, traced)
 
     @property
     def _value(self):
+        if scopes:
+            return scopes[-1].read(self)
         return self._buf
 
     @property
@@ -91,19 +117,28 @@ class Cell(Tensor):
         [0.0, 1.0]
         """
         buf = _buffer(value, f"{self._what()}.set_")
+        if scopes:
+            scopes[-1].write(self, buf)  # a ValueError for another transform's tracer
+            self._written()
+            return self
         if isinstance(buf, Tracer):
             for hook in write_hooks:
                 if hook(self, buf):
                     return self
-            raise ValueError(
-                f"{self._what()}: cannot write a traced value ({buf.aval.str_short()} of "
-                f"{buf._trace.transform_name}) into a cell; a cell's state outlives the "
-                "transform. Return the new value from the transformed function instead, or "
-                "write it under ft.jit, which carries cell writes out of the call"
-            )
+            raise traced_write_error(self, buf)
         self._buf = buf
         self._written()
         return self
+
+    @property
+    def device(self):
+        """The device of the cell's buffer (the one it keeps while a jit trace reads it).
+
+        >>> import fntorch as ft
+        >>> Cell(ft.ones(1)).device
+        device(type='cpu')
+        """
+        return device_of_buffer(self._buf)
 
     def _written(self) -> None:
         """Called after each write (subclasses: Parameter drops nothing; tapes reset)."""
@@ -141,11 +176,17 @@ class CellAlias(Cell):
 
     @property
     def _value(self):
+        if scopes:
+            return scopes[-1].read(self._owner)
         return self._owner._buf
 
     @property
     def data(self) -> Tensor:
         return self
+
+    @property
+    def device(self):
+        return self._owner.device
 
     def set_(self, value):
         self._owner.set_(value)

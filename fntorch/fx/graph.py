@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .cell import scopes as cell_scopes
 from .core import (
     ShapedArray,
     Tensor,
@@ -28,6 +29,7 @@ from .core import (
     current_trace,
     get_aval,
     set_current_trace,
+    tape_hook,
 )
 from .dtypes import WeakScalar
 
@@ -440,6 +442,9 @@ class GraphTrace(Trace):
         elif type(x) is Tensor and x.ndim == 0 and isinstance(x._value, (np.ndarray, np.generic)):
             # Scalar constants are written into the equation, as JAX does.
             return Literal(x._value[()], get_aval(x))
+        elif isinstance(x, Tensor) and isinstance(x._value, Tracer):
+            # A cell read under a jit trace stands for its traced value (an implicit input).
+            return self.lift(x._value, prim_name)
         var = self._const_ids.get(id(x))
         if var is None:
             var = Var(get_aval(x).strong())
@@ -451,6 +456,10 @@ class GraphTrace(Trace):
     def process_primitive(self, prim, args, params):
         """Appends an equation (its outputs from the abstract-eval rule) and returns
         tracers for the outputs; unstaged work goes to the parent trace."""
+        if cell_scopes and cell_scopes[-1].trace is self and tape_hook[0] is not None:
+            for a in args:  # a jit trace's own tape: a cell that requires grad was read
+                if isinstance(a, Tensor) and not isinstance(a, Tracer) and a._taped:
+                    return tape_hook[0](prim, args, params)
         if not self.stage_all and not any(
             isinstance(a, GraphTracer) and a._trace is self for a in args
         ):

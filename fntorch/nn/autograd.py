@@ -34,7 +34,8 @@ import functools
 import numpy as np
 
 from ..fx import core
-from ..fx.core import EVAL_TRACE, Tensor, _new_tensor, set_current_trace
+from ..fx.cell import scopes as _cell_scopes
+from ..fx.core import EVAL_TRACE, Tensor, Tracer, _new_tensor, set_current_trace
 from ..fx.graph import GraphTrace, GraphTracer
 from ..transforms.ad import JVPTrace, JVPTracer, Zero, backward_pass, is_differentiable
 
@@ -142,8 +143,10 @@ class inference_mode(set_grad_enabled):
 class _Tape:
     """One recording: a JVP trace whose tangents are staged into a graph trace."""
 
-    def __init__(self):
-        self.graph = GraphTrace(EVAL_TRACE, stage_all=False, name="tape")
+    def __init__(self, parent=EVAL_TRACE):
+        # Under ft.jit the tape stages onto the jit's trace: forward, backward and the
+        # ``.grad`` sums all land in the compiled program.
+        self.graph = GraphTrace(parent, stage_all=False, name="tape")
         self.jvp = JVPTrace(self.graph, name="tape")
         self.leaves: list = []  # (cell, its tangent input) in the order they were read
 
@@ -160,9 +163,34 @@ _tape: list = [None]
 
 
 def _current() -> _Tape:
+    if _cell_scopes:  # a jit trace: its own tape, staged onto it
+        scope = _cell_scopes[-1]
+        if scope.tape is None:
+            scope.tape = _Tape(scope.trace)
+        return scope.tape
     if _tape[0] is None:
         _tape[0] = _Tape()
     return _tape[0]
+
+
+def _active():
+    """The tape that records now (None when there is none yet)."""
+    return _cell_scopes[-1].tape if _cell_scopes else _tape[0]
+
+
+def _drop(tape) -> None:
+    """Later operations record on a new tape."""
+    if _tape[0] is tape:
+        _tape[0] = None
+    for scope in _cell_scopes:
+        if scope.tape is tape:
+            scope.tape = None
+
+
+def _primal(a):
+    """The value of a taped operand: a jit trace's tracer as it is, else a tensor."""
+    v = a._value
+    return v if isinstance(v, Tracer) else _new_tensor(v)
 
 
 class _GradFn:
@@ -198,7 +226,7 @@ class TapeTensor(Tensor):
 
     @property
     def _taped(self) -> bool:
-        return self._tape is _tape[0] and _grad_enabled.get()
+        return self._tape is _active() and _grad_enabled.get()
 
     @property
     def is_leaf(self) -> bool:
@@ -227,9 +255,9 @@ def _record(prim, args, params):
     ins = []
     for a in args:
         if isinstance(a, TapeTensor) and a._tape is tape:
-            ins.append(JVPTracer(jvp, _new_tensor(a._value), a._tangent))
+            ins.append(JVPTracer(jvp, _primal(a), a._tangent))
         elif getattr(a, "_tape_leaf", False) is not False and a._taped:  # a cell
-            ins.append(JVPTracer(jvp, _new_tensor(a._value), tape.leaf(a)))
+            ins.append(JVPTracer(jvp, _primal(a), tape.leaf(a)))
         else:
             ins.append(_untaped(a))
     with set_current_trace(jvp):
@@ -241,14 +269,15 @@ def _record(prim, args, params):
 
 
 def _untaped(a):
-    return _new_tensor(a._value) if isinstance(a, Tensor) and a._taped else a
+    return _primal(a) if isinstance(a, Tensor) and a._taped else a
 
 
 def _wrap(out, tape, grad_fn):
     if isinstance(out, JVPTracer) and out._trace is tape.jvp:
         t = out.tangent
         if isinstance(t, GraphTracer) and is_differentiable(out.primal):
-            return TapeTensor(out.primal._value, t, tape, grad_fn)
+            p = out.primal
+            return TapeTensor(p if isinstance(p, Tracer) else p._value, t, tape, grad_fn)
         return out.primal
     return out
 
@@ -289,14 +318,13 @@ def _transpose(outputs, cotangents, retain_graph):
             "values were freed); specify retain_graph=True on the first backward"
         )
     g = tape.graph.to_graph([o._tangent for o in outputs])
-    with set_current_trace(EVAL_TRACE):
+    with set_current_trace(tape.graph.parent):
         cts = backward_pass(g, list(cotangents))
     pairs = [(cell, ct) for (cell, _), ct in zip(tape.leaves, cts) if type(ct) is not Zero]
     if not retain_graph:
         for o in outputs:
             o._tape = None
-        if _tape[0] is tape:
-            _tape[0] = None  # later operations record on a new tape
+        _drop(tape)
     return pairs
 
 
@@ -344,7 +372,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     for cell, ct in _transpose(outs, cts, retain_graph):
         if only is not None and id(cell) not in only:
             continue
+        if isinstance(ct, Tracer):  # staged by a jit trace: its scope carries .grad out
+            prev = _cell_scopes[-1].grad_of(cell)
+            _cell_scopes[-1].set_grad(cell, ct if prev is None else prev + ct)
+            continue
         ct = _new_tensor(ct._value) if isinstance(ct, Tensor) else _new_tensor(np.asarray(ct))
+        if _cell_scopes:
+            prev = _cell_scopes[-1].grad_of(cell)
+            _cell_scopes[-1].set_grad(cell, ct if prev is None else prev + ct)
+            continue
         cell.grad = ct if cell.grad is None else _new_tensor(cell.grad._value + ct._value)
 
 

@@ -12,6 +12,7 @@ with the pure optimizers of ``functional``.
 
 from __future__ import annotations
 
+from ..ops import api
 from ._hyperparams import group_defaults
 from .optimizer import Optimizer
 
@@ -48,7 +49,12 @@ class SGD(Optimizer):
         super().__init__(params, group_defaults("sgd", locals()))
 
     def _init_state(self, param, group):
-        return {}  # the momentum buffer starts as the first step's gradient
+        # The momentum buffer starts as the first step's gradient: with no dampening, a
+        # zero buffer gives exactly that (0 * m + g), and a buffer present from the start
+        # keeps a jit'ed step's trace the same from its first call on.
+        if group["momentum"] != 0 and group["dampening"] == 0:
+            return {"momentum_buffer": api.zeros_like(param)}
+        return {}
 
 
 class Adam(Optimizer):

@@ -181,12 +181,18 @@ class Optimizer:
                     grad = grad.data
                 state = self.state.get(p)
                 if not state:
-                    state = self._init_state(value, group)
+                    # Cells, stored before the update reads them: under ft.jit they are
+                    # implicit inputs and outputs, so a compiled step carries them.
+                    state = _as_cells(self._init_state(value, group))
+                    if state:
+                        self.state[p].update(state)
+                        state = self.state[p]
                 new_value, new_state = update(value, grad, state, group)
                 if new_state:
                     entry = self.state[p]
+                    old = dict(entry)
                     entry.clear()
-                    entry.update(new_state)
+                    entry.update(_as_cells(new_state, old))
                 p.data = new_value
         return loss
 
@@ -229,7 +235,10 @@ class Optimizer:
 
         groups = [pack_group(g) for g in self.param_groups]
         state = {
-            (mapping[id(k)] if isinstance(k, Tensor) else k): dict(v) for k, v in self.state.items()
+            (mapping[id(k)] if isinstance(k, Tensor) else k): {
+                n: x._read() if isinstance(x, Cell) else x for n, x in v.items()
+            }
+            for k, v in self.state.items()
         }
         return {"state": state, "param_groups": groups}
 
@@ -293,3 +302,17 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
         return "\n".join(lines) + "\n)"
+
+
+def _as_cells(state: dict, old: dict | None = None) -> dict:
+    """``state`` with its tensors held in cells: ``old``'s cell of a key is rebound."""
+    out = {}
+    for k, v in state.items():
+        c = (old or {}).get(k)
+        if isinstance(c, Cell) and isinstance(v, Tensor):
+            out[k] = c if v is c else c.set_(v)
+        elif isinstance(v, Tensor) and not isinstance(v, Cell):
+            out[k] = Cell(v, name=k)
+        else:
+            out[k] = v
+    return out

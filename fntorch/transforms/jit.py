@@ -129,6 +129,8 @@ class _Entry:
         "first_run_s",  # the first call's run: kernels compile their variants there
         "device",  # the device the program runs on (its target compiled it)
         "single",
+        "cells",  # the CellSignature of the cells it reads and writes, or None
+        "alt",  # the entry compiled before it for the same arguments' key, or None
     )
 
     def __init__(self, **kw):
@@ -258,23 +260,41 @@ class JitFunction(_ArgumentKeys):
         if got is None:
             return self._call_traced(args, kwargs)
         key, bufs, leaves, split = got
-        try:
-            entry = self._cache[key]
+        for x in leaves:
+            if type(x) is not Tensor and getattr(
+                x, "_taped", False
+            ):  # a Parameter that requires grad: recorded on the tape as one call
+                return self._call_traced(args, kwargs)
+        entry, extra = self._lookup(key)
+        if entry is not None:
             self.stats["hits"] += 1
-        except KeyError:
-            with self._compile_lock:  # threads calling at once trace and compile once
-                entry = self._cache.get(key)
-                fresh = entry is None
-                if fresh:
-                    entry = self._compile(key, args, kwargs, split)
-            if not fresh:
-                self.stats["hits"] += 1
-                return self._run(entry, bufs, leaves)
-            t0 = time.perf_counter()
-            out = self._run(entry, bufs, leaves)
-            entry.first_run_s = time.perf_counter() - t0
-            return out
-        return self._run(entry, bufs, leaves)
+            return self._run(entry, bufs, leaves, extra)
+        with self._compile_lock:  # threads calling at once trace and compile once
+            entry, extra = self._lookup(key)
+            fresh = entry is None
+            if fresh:
+                entry = self._compile(key, args, kwargs, split)
+                extra = entry.cells.buffers() if entry.cells is not None else ()
+        if not fresh:
+            self.stats["hits"] += 1
+            return self._run(entry, bufs, leaves, extra)
+        t0 = time.perf_counter()
+        out = self._run(entry, bufs, leaves, extra)
+        entry.first_run_s = time.perf_counter() - t0
+        return out
+
+    def _lookup(self, key):
+        """``(entry, cell buffers)`` of the compiled entry for ``key`` whose cells match
+        theirs now (``jit_cells``), else ``(None, None)``."""
+        entry = self._cache.get(key)
+        while entry is not None:
+            if entry.cells is None:
+                return entry, ()
+            extra = entry.cells.buffers()
+            if extra is not None:
+                return entry, extra
+            entry = entry.alt
+        return None, None
 
     def _call_traced(self, args, kwargs):
         """``jit_call`` of the function's closed graph at the arguments' abstract values
@@ -301,20 +321,30 @@ class JitFunction(_ArgumentKeys):
             )
         key = (treedef, tuple(sig), static_key)
         got = self._graphs.get(key)
+        if got is not None and got[3] is not None and got[3].buffers() is None:
+            got = None  # a cell it reads changed its shape or dtype, or is gone
         if got is None:
             names = self._leaf_names(dyn, dyn_kwargs, pos)
-            graph, out_tree = self._trace(key, args, kwargs, (dyn, dyn_kwargs, pos), names)
+            split = (dyn, dyn_kwargs, pos)
+            graph, (out_tree, cells) = self._trace(key, args, kwargs, split, names, cells=True)
             self.stats["traces"] += 1
             closed, consts = hoist_consts(graph)
-            got = (closed, consts, out_tree)
+            got = (closed, consts, out_tree, cells)
             # A graph closed over another trace's tracer is only good for this call.
             if not any(isinstance(c, Tracer) for c in consts):
                 self._graphs[key] = got
-        closed, consts, out_tree = got
-        outs = call_p.bind(*consts, *leaves, graph=closed, name=self._name)
+        closed, consts, out_tree, cells = got
+        # The cells themselves are the call's extra arguments: the tape records the call
+        # when one requires grad, and an enclosing jit trace reads them as its inputs.
+        extra = [] if cells is None else cells.operands()
+        outs = call_p.bind(*consts, *leaves, *extra, graph=closed, name=self._name)
+        if cells is not None and cells.n_out:
+            n = len(outs) - cells.n_out
+            cells.set_back(list(outs[n:]))
+            outs = outs[:n]
         return optree.tree_unflatten(out_tree, list(outs))
 
-    def _run(self, entry, bufs, leaves):
+    def _run(self, entry, bufs, leaves, extra=None):
         if entry.donate_flat:
             from ..lowering.steps import exclusive
 
@@ -327,7 +357,19 @@ class JitFunction(_ArgumentKeys):
                     v.flags.writeable = False  # someone else sees it: never reused
                     bufs[i] = v
                 del v
-        outs = entry.program(*bufs)
+        cells = entry.cells
+        if extra is None:  # a Compiled's call: its cells' buffers now
+            extra = () if cells is None else cells.buffers()
+            if extra is None:
+                raise ValueError(
+                    f"jit({self._name}): a cell this compiled program reads changed its "
+                    "shape or dtype (or is gone) since it was compiled; lower it again"
+                )
+        outs = entry.program(*bufs, *extra)
+        if cells is not None and cells.n_out:
+            n = len(outs) - cells.n_out
+            cells.write_back(outs[n:])
+            outs = outs[:n]
         for i in entry.donate_flat:
             x = leaves[i]
             if type(x) is Tensor:
@@ -343,7 +385,7 @@ class JitFunction(_ArgumentKeys):
         structs = self._arg_structures(dyn, dyn_kwargs, pos)
         explain_miss(self, key, names, structs)  # logs, and warns past max_retraces
         t0 = time.perf_counter()
-        graph, out_tree = self._trace(key, args, kwargs, split, names)
+        graph, (out_tree, cells) = self._trace(key, args, kwargs, split, names, cells=True)
         self.stats["traces"] += 1
         t1 = time.perf_counter()
         donate_flat = self._donated_leaves(dyn, pos)
@@ -377,6 +419,8 @@ class JitFunction(_ArgumentKeys):
             first_run_s=0.0,
             device=device,
             single=out_tree.is_leaf(),
+            cells=cells,
+            alt=self._cache.get(key),  # an entry for other cells' shapes, tried after it
         )
         self._cache[key] = entry
         self._last_key = key
@@ -403,7 +447,7 @@ class JitFunction(_ArgumentKeys):
             return next(iter(found))
         return key[3] if len(key) > 3 else host_device()
 
-    def _trace(self, key, args, kwargs, split, names):
+    def _trace(self, key, args, kwargs, split, names, cells=False):
         dyn, dyn_kwargs, pos = split
         treedef = key[0]
         if isinstance(treedef, int):  # the fast path's key: a flat tuple of tensors
@@ -424,6 +468,7 @@ class JitFunction(_ArgumentKeys):
                 static_kwargs,
                 name=f"jit({name})",
                 check_outputs=True,
+                cells=cells,
             )
         except ConcretizationError as e:
             dyn_list = ", ".join(f"{n} ({_aval_str(s)})" for n, s in zip(names, key[1]))
@@ -468,7 +513,12 @@ class JitFunction(_ArgumentKeys):
         return Lowered(self, entry)
 
     def _cache_size(self) -> int:
-        return len(self._cache)
+        n = 0
+        for entry in self._cache.values():
+            while entry is not None:
+                n += 1
+                entry = entry.alt
+        return n
 
     def clear_cache(self) -> None:
         """Forgets every compiled signature (the next call traces again)."""

@@ -10,9 +10,11 @@ import numpy as np
 import optree
 
 from .. import tree as tree_util
-from ..fx.core import Tensor, check_callable, get_aval
+from ..fx.cell import scopes as cell_scopes
+from ..fx.core import Tensor, check_callable, current_trace, get_aval
 from ..fx.graph import Graph, trace_to_graph
 from ._args import _as_tensor, _check_argnums, _flatten_raw
+from .jit_cells import CellScope
 
 
 def stage(
@@ -25,6 +27,7 @@ def stage(
     *,
     name: str = "make_graph",
     check_outputs: bool = False,
+    cells: bool = False,
 ):
     """``(graph, out_tree)``: ``fun`` staged out at ``in_avals``, one per leaf of its
     dynamic arguments, whose structure ``in_tree`` is that of ``(dyn_args, dyn_kwargs)``.
@@ -33,7 +36,10 @@ def stage(
     passed as given, the others come from the traced leaves; ``static_kwargs`` are
     passed as given too. ``name`` names the trace and its errors; with
     ``check_outputs`` (jit's), an output leaf that is not a tensor, an array or a number
-    is a TypeError naming its path; without, ``_as_tensor``'s TypeError.
+    is a TypeError naming its path; without, ``_as_tensor``'s TypeError. With
+    ``cells`` (jit's), the cells ``fun`` reads are implicit inputs after its leaves and
+    the cells it writes implicit outputs after its own (``jit_cells``): the second item
+    is then ``(out_tree, CellSignature or None)``.
 
     >>> import fntorch as ft
     >>> from fntorch.fx.core import ShapedArray
@@ -49,7 +55,18 @@ def stage(
         d_args, d_kwargs = tree_util.unflatten(in_tree, list(xs))
         it = iter(d_args)
         full = [args[i] if i in static_pos else next(it) for i in range(len(args))]
-        out = fun(*full, **d_kwargs, **static_kwargs)
+        scope = None
+        if cells:
+            scope = CellScope(current_trace())
+            cell_scopes.append(scope)
+            try:
+                out = fun(*full, **d_kwargs, **static_kwargs)
+                cell_outs = scope.outputs()
+            finally:
+                cell_scopes.pop()
+                scope.restore()
+        else:
+            out = fun(*full, **d_kwargs, **static_kwargs)
         out_leaves, out_tree = tree_util.flatten(out)
         if check_outputs:
             for k, o in enumerate(out_leaves):
@@ -62,7 +79,10 @@ def stage(
                         f"{type(o).__name__}; a jit function returns tensors, arrays or numbers "
                         "(or a pytree of them)"
                     )
-        return [_as_tensor(o, name) for o in out_leaves], out_tree
+        flat = [_as_tensor(o, name) for o in out_leaves]
+        if scope is None:
+            return flat, out_tree
+        return flat + [_as_tensor(o, name) for o in cell_outs], (out_tree, scope.signature())
 
     return trace_to_graph(flat_fun, in_avals, name=name)
 
