@@ -221,7 +221,10 @@ class Tensor:
         >>> ft.ones(2).device
         device(type='cpu')
         """
-        return device_of_buffer(self._value)
+        v = self._value
+        if isinstance(v, Tracer):  # a cell or taped value inside a jit trace
+            return v.device
+        return device_of_buffer(v)
 
     def _concrete(self, what: str):
         return self._value
