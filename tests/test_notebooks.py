@@ -25,7 +25,7 @@ def images(nb) -> int:
 
 def test_the_notebooks_are_found():
     names = {p.name for p in NOTEBOOKS}
-    assert {"autodiff.ipynb", "debugging.ipynb", "tiny_gpt.ipynb"} <= names
+    assert {"autodiff.ipynb", "debugging.ipynb", "tiny_gpt.ipynb", "train_digits.ipynb"} <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

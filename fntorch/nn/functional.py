@@ -344,16 +344,32 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
         mean = _api.mean(input, axis=axes)
         var = _api.var(input, axis=axes)
         if running_mean is not None:
-            n = math.prod(input.shape[i] for i in axes)
-            unbiased = var * (n / max(n - 1, 1))
-            _update(running_mean, (1 - momentum) * running_mean + momentum * mean)
-            _update(running_var, (1 - momentum) * running_var + momentum * unbiased)
+            new_mean, new_var = _running(input, mean, var, running_mean, running_var, momentum)
+            _update(running_mean, new_mean)
+            _update(running_var, new_var)
     else:
         mean, var = running_mean, running_var
     y = (input - _api.reshape(mean, shape)) * _api.rsqrt(_api.reshape(var, shape) + eps)
     if weight is not None:
         y = y * _api.reshape(weight, shape)
     return y if bias is None else y + _api.reshape(bias, shape)
+
+
+def _batch_norm_running_stats(input, running_mean, running_var, momentum):  # noqa: A002
+    # What one training step of ``batch_norm`` writes into its cells, as values: for a
+    # functional copy of a module, whose buffers are not cells.
+    axes = (0,) + tuple(range(2, input.ndim))
+    mean, var = _api.mean(input, axis=axes), _api.var(input, axis=axes)
+    return _running(input, mean, var, running_mean, running_var, momentum)
+
+
+def _running(input, mean, var, running_mean, running_var, momentum):  # noqa: A002
+    axes = (0,) + tuple(range(2, input.ndim))
+    n = math.prod(input.shape[i] for i in axes)
+    unbiased = var * (n / max(n - 1, 1))
+    new_mean = (1 - momentum) * running_mean + momentum * _lax.stop_gradient(mean)
+    new_var = (1 - momentum) * running_var + momentum * _lax.stop_gradient(unbiased)
+    return new_mean.astype(running_mean.dtype), new_var.astype(running_var.dtype)
 
 
 def _update(cell, value) -> None:

@@ -397,22 +397,37 @@ class _BatchNorm(Module):
         """
         self._check(input)
         use_batch = self.training or not self.track_running_stats
-        momentum = self.momentum
+        momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
-            nbt = self.num_batches_tracked
             from ..fx.cell import Cell
 
+            functional = not isinstance(self.running_mean, Cell)
+            nbt = self.num_batches_tracked
+            count = None if nbt is None else (nbt if functional else nbt.data) + 1
             if isinstance(nbt, Cell):
-                nbt.set_(nbt.data + 1)
-            if momentum is None:  # a cumulative moving average
-                momentum = 1.0 / float(self.num_batches_tracked)
+                nbt.set_(count)
+            if self.momentum is None:  # a cumulative moving average, traceable
+                momentum = 1.0 / count.astype(self.running_mean.dtype)
+            if functional:
+                # A functional copy (a module unflattened from values, as inside
+                # ``ft.grad``) has no cells to write: the new statistics replace its
+                # own buffers, so a pure step can return the copy (``has_aux``) and
+                # keep them, as flax returns its ``batch_stats``.
+                buffers = self.__dict__["_buffers"]
+                buffers["running_mean"], buffers["running_var"] = (
+                    F._batch_norm_running_stats(
+                        input, self.running_mean, self.running_var, momentum
+                    )
+                )
+                if count is not None:
+                    buffers["num_batches_tracked"] = count
         return F.batch_norm(
             input,
             self.running_mean if (self.training and self.track_running_stats)
             or not use_batch else None,
             self.running_var if (self.training and self.track_running_stats)
             or not use_batch else None,
-            self.weight, self.bias, use_batch, momentum or 0.0, self.eps,
+            self.weight, self.bias, use_batch, momentum, self.eps,
         )  # fmt: skip
 
     def extra_repr(self):

@@ -92,3 +92,26 @@ def test_value_and_grad_and_has_aux_with_a_module():
     (v, aux), g = ft.value_and_grad(lambda m, x: (_loss(m, x), 3), has_aux=True)(model, x)
     assert aux == 3 and g.bn.running_mean is None
     assert abs(float(v) - float(_loss(model, x))) < 1e-6
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batchnorm_in_a_functional_copy_keeps_its_new_statistics(momentum):
+    # Inside ft.grad the module is a copy with no cells; its training-mode statistics go
+    # into the copy, which the loss can return as aux (the pure-step idiom), and the
+    # original module's cells are untouched.
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).normal(size=(6, 3, 4)).astype(np.float32)
+    bn = ft.nn.BatchNorm1d(3, momentum=momentum)
+    ref = torch.nn.BatchNorm1d(3, momentum=momentum)
+
+    def loss(m):
+        return (m(ft.asarray(x)) ** 2).sum(), m
+
+    (_, copy), _ = ft.jit(ft.value_and_grad(loss, has_aux=True))(bn)
+    ref(torch.tensor(x))
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        np.testing.assert_allclose(
+            np.asarray(getattr(copy, name)), getattr(ref, name).numpy(), rtol=1e-5
+        )
+    assert bn.running_mean.tolist() == [0.0, 0.0, 0.0]
+    assert int(bn.num_batches_tracked) == 0
