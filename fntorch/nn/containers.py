@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from . import functional as F
+from ._factory import functional_class, store_settings
 from .module import Module
 from .parameter import Parameter
 
@@ -267,77 +268,46 @@ class NLLLoss(_Loss):
 
 
 def _simple(name, fn, extra=(), example=""):
-    """A loss class calling ``fn(input, target, reduction, **extra)``; ``example`` is the
-    doctest its docstring carries."""
+    """A loss class calling ``fn(input, target, reduction, **extra)``; ``extra`` holds
+    (setting, default) pairs, taken by position or keyword (other keywords, PyTorch's
+    deprecated ``size_average`` and ``reduce``, are accepted and dropped); ``example`` is
+    the doctest its docstring carries."""
+    fields = tuple(k for k, _ in extra)
+    defaults = tuple(d for _, d in extra)
 
     def __init__(self, *args, **kwargs):
-        reduction = kwargs.pop("reduction", "mean")
-        _Loss.__init__(self, reduction=reduction)
-        for (k, _), v in zip(extra, args):
-            kwargs.setdefault(k, v)
-        for k, default in extra:
-            object.__setattr__(self, k, kwargs.get(k, default))
+        _Loss.__init__(self, reduction=kwargs.pop("reduction", "mean"))
+        store_settings(self, fields, defaults, args, {k: kwargs[k] for k in fields if k in kwargs})
 
     def forward(self, input, target):  # noqa: A002
-        return fn(
-            input, target, reduction=self.reduction, **{k: getattr(self, k) for k, _ in extra}
-        )
+        return fn(input, target, reduction=self.reduction, **{k: getattr(self, k) for k in fields})
 
-    forward.__doc__ = f"``functional.{fn.__name__}`` of ``input`` against ``target``."
     doc = f"``functional.{fn.__name__}``.\n\n>>> import fntorch as ft\n{example}\n"
-    return type(name, (_Loss,), {"__init__": __init__, "forward": forward, "__doc__": doc,
-                                 "__module__": __name__})  # fmt: skip
+    forward_doc = f"``functional.{fn.__name__}`` of ``input`` against ``target``."
+    return functional_class(name, _Loss, fn, forward, __name__, doc, forward_doc, __init__=__init__)
 
 
-MSELoss = _simple(
-    "MSELoss",
-    F.mse_loss,
-    example="""
->>> ft.nn.MSELoss()(ft.asarray([0.0, 2.0]), ft.asarray([1.0, 0.0])).item()
-2.5""",
-)
-L1Loss = _simple(
-    "L1Loss",
-    F.l1_loss,
-    example="""
->>> ft.nn.L1Loss()(ft.asarray([0.0, 2.0]), ft.asarray([1.0, 0.0])).item()
-1.5""",
-)
-SmoothL1Loss = _simple(
-    "SmoothL1Loss",
-    F.smooth_l1_loss,
-    (("beta", 1.0),),
-    example="""
->>> ft.nn.SmoothL1Loss()(ft.asarray([0.0, 2.0]), ft.asarray([1.0, 0.0])).item()
-1.0""",
-)
-HuberLoss = _simple(
-    "HuberLoss",
-    F.huber_loss,
-    (("delta", 1.0),),
-    example="""
->>> ft.nn.HuberLoss()(ft.asarray([0.0, 2.0]), ft.asarray([1.0, 0.0])).item()
-1.0""",
-)
-BCELoss = _simple(
-    "BCELoss",
-    F.binary_cross_entropy,
-    (("weight", None),),
-    example="""
+def _pair_example(name, value):
+    """The doctest of ``ft.nn.<name>()`` on input ``[0, 2]`` and target ``[1, 0]``."""
+    return f"""
+>>> ft.nn.{name}()(ft.asarray([0.0, 2.0]), ft.asarray([1.0, 0.0])).item()
+{value}"""
+
+
+MSELoss = _simple("MSELoss", F.mse_loss, example=_pair_example("MSELoss", "2.5"))
+L1Loss = _simple("L1Loss", F.l1_loss, example=_pair_example("L1Loss", "1.5"))
+SmoothL1Loss = _simple("SmoothL1Loss", F.smooth_l1_loss, (("beta", 1.0),),
+                       _pair_example("SmoothL1Loss", "1.0"))  # fmt: skip
+HuberLoss = _simple("HuberLoss", F.huber_loss, (("delta", 1.0),), _pair_example("HuberLoss", "1.0"))
+BCELoss = _simple("BCELoss", F.binary_cross_entropy, (("weight", None),), """
 >>> round(ft.nn.BCELoss()(ft.asarray([0.5]), ft.asarray([1.0])).item(), 4)
-0.6931""",
-)
+0.6931""")  # fmt: skip
 BCEWithLogitsLoss = _simple("BCEWithLogitsLoss", F.binary_cross_entropy_with_logits,
                             (("weight", None), ("pos_weight", None)), """
 >>> loss = ft.nn.BCEWithLogitsLoss()(ft.asarray([0.0]), ft.asarray([1.0]))
 >>> round(loss.item(), 4)
 0.6931""")  # fmt: skip
-KLDivLoss = _simple(
-    "KLDivLoss",
-    F.kl_div,
-    (("log_target", False),),
-    example="""
+KLDivLoss = _simple("KLDivLoss", F.kl_div, (("log_target", False),), """
 >>> p = ft.asarray([0.5, 0.5])
 >>> ft.nn.KLDivLoss(reduction="sum")(ft.log(p), p).item()
-0.0""",
-)
+0.0""")  # fmt: skip

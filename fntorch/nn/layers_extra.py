@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..fx import dtypes as _dt
 from ..ops import api as _api
 from . import functional as F
+from ._factory import functional_class, store_settings
 from .module import Module
 from .parameter import Parameter
 
@@ -28,94 +29,36 @@ def _module(name, fn, fields=(), defaults=(), example=""):
 
     def __init__(self, *args, **kwargs):
         Module.__init__(self)
-        values = dict(zip(fields, defaults))
-        values.update(zip(fields, args))
-        values.update(kwargs)
-        for k, v in values.items():
-            object.__setattr__(self, k, v)
+        store_settings(self, fields, defaults, args, kwargs)
 
     def forward(self, input):  # noqa: A002
         return fn(input, **{k: getattr(self, k) for k in fields if k != "inplace"})
 
-    forward.__doc__ = f"``functional.{fn.__name__}`` of ``input`` with this module's settings."
     doc = f"PyTorch's ``nn.{name}`` (``functional.{fn.__name__}``).\n{example}"
-    return type(name, (Module,), {"__init__": __init__, "forward": forward, "__doc__": doc,
-                                  "__module__": __name__})  # fmt: skip
+    return functional_class(name, Module, fn, forward, __name__, doc, __init__=__init__)
 
 
-SELU = _module(
-    "SELU",
-    F.selu,
-    ("inplace",),
-    (False,),
-    example="""
+def _example(call, out):
+    """The doctest of ``ft.nn.<call>`` on ``[-1, 0, 2]``, rounded to 4 places, giving ``out``."""
+    return f"""
 >>> import fntorch as ft
->>> [round(v, 4) for v in ft.nn.SELU()(ft.asarray([-1.0, 0.0, 2.0])).tolist()]
-[-1.1113, 0.0, 2.1014]
-""",
-)
-CELU = _module(
-    "CELU",
-    F.celu,
-    ("alpha", "inplace"),
-    (1.0, False),
-    example="""
->>> import fntorch as ft
->>> [round(v, 4) for v in ft.nn.CELU(alpha=1.0)(ft.asarray([-1.0, 0.0, 2.0])).tolist()]
-[-0.6321, 0.0, 2.0]
-""",
-)
-Softsign = _module(
-    "Softsign",
-    F.softsign,
-    example="""
->>> import fntorch as ft
->>> [round(v, 4) for v in ft.nn.Softsign()(ft.asarray([-1.0, 0.0, 2.0])).tolist()]
-[-0.5, 0.0, 0.6667]
-""",
-)
-Hardswish = _module(
-    "Hardswish",
-    F.hardswish,
-    ("inplace",),
-    (False,),
-    example="""
->>> import fntorch as ft
->>> [round(v, 4) for v in ft.nn.Hardswish()(ft.asarray([-1.0, 0.0, 2.0])).tolist()]
-[-0.3333, 0.0, 1.6667]
-""",
-)
-Hardsigmoid = _module(
-    "Hardsigmoid",
-    F.hardsigmoid,
-    ("inplace",),
-    (False,),
-    example="""
->>> import fntorch as ft
->>> [round(v, 4) for v in ft.nn.Hardsigmoid()(ft.asarray([-1.0, 0.0, 2.0])).tolist()]
-[0.3333, 0.5, 0.8333]
-""",
-)
-LogSigmoid = _module(
-    "LogSigmoid",
-    F.logsigmoid,
-    example="""
->>> import fntorch as ft
->>> [round(v, 4) for v in ft.nn.LogSigmoid()(ft.asarray([-1.0, 0.0, 2.0])).tolist()]
-[-1.3133, -0.6931, -0.1269]
-""",
-)
-Softmin = _module(
-    "Softmin",
-    F.softmin,
-    ("dim",),
-    (None,),
-    example="""
->>> import fntorch as ft
->>> [round(v, 4) for v in ft.nn.Softmin(dim=0)(ft.asarray([-1.0, 0.0, 2.0])).tolist()]
-[0.7054, 0.2595, 0.0351]
-""",
-)
+>>> [round(v, 4) for v in ft.nn.{call}(ft.asarray([-1.0, 0.0, 2.0])).tolist()]
+{out}
+"""
+
+
+SELU = _module("SELU", F.selu, ("inplace",), (False,), _example("SELU()", "[-1.1113, 0.0, 2.1014]"))
+CELU = _module("CELU", F.celu, ("alpha", "inplace"), (1.0, False),
+               _example("CELU(alpha=1.0)", "[-0.6321, 0.0, 2.0]"))  # fmt: skip
+Softsign = _module("Softsign", F.softsign, example=_example("Softsign()", "[-0.5, 0.0, 0.6667]"))
+Hardswish = _module("Hardswish", F.hardswish, ("inplace",), (False,),
+                    _example("Hardswish()", "[-0.3333, 0.0, 1.6667]"))  # fmt: skip
+Hardsigmoid = _module("Hardsigmoid", F.hardsigmoid, ("inplace",), (False,),
+                      _example("Hardsigmoid()", "[0.3333, 0.5, 0.8333]"))  # fmt: skip
+LogSigmoid = _module("LogSigmoid", F.logsigmoid,
+                     example=_example("LogSigmoid()", "[-1.3133, -0.6931, -0.1269]"))  # fmt: skip
+Softmin = _module("Softmin", F.softmin, ("dim",), (None,),
+                  _example("Softmin(dim=0)", "[0.7054, 0.2595, 0.0351]"))  # fmt: skip
 GLU = _module(
     "GLU",
     F.glu,
