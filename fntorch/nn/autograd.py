@@ -38,6 +38,7 @@ from ..fx.cell import scopes as _cell_scopes
 from ..fx.core import EVAL_TRACE, Tensor, Tracer, _new_tensor, set_current_trace
 from ..fx.graph import GraphTrace, GraphTracer
 from ..transforms.ad import JVPTrace, JVPTracer, Zero, backward_pass, is_differentiable
+from ..transforms.autodiff import vjp
 
 __all__ = [
     "TapeTensor", "backward", "grad", "no_grad", "enable_grad", "inference_mode",
@@ -194,12 +195,19 @@ def _primal(a):
 
 
 class _GradFn:
-    """What ``t.grad_fn`` holds for a recorded value: the primitive that made it."""
+    """What ``t.grad_fn`` holds for a recorded value: the primitive that made it, with
+    its operands (``args``: the recorded values and cells that require grad as they
+    are, other tensors by value), so that ``create_graph=True`` can recompute the
+    outputs as a function of the cells. A backward without ``retain_graph`` frees
+    ``args`` (``None``), as PyTorch frees its saved tensors."""
 
-    __slots__ = ("name",)
+    __slots__ = ("name", "prim", "params", "args")
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, prim, params, args):
+        self.name = prim.name
+        self.prim = prim
+        self.params = params
+        self.args = args
 
     def __repr__(self):
         return f"<{self.name}Backward>"
@@ -215,14 +223,15 @@ class TapeTensor(Tensor):
     ('TapeTensor', [2.0, 2.0])
     """
 
-    __slots__ = ("_tangent", "_tape", "grad_fn")
+    __slots__ = ("_tangent", "_tape", "grad_fn", "_index")
     requires_grad = True
 
-    def __init__(self, value, tangent, tape, grad_fn):
+    def __init__(self, value, tangent, tape, grad_fn, index=0):
         self._value = value
         self._tangent = tangent
         self._tape = tape
         self.grad_fn = grad_fn
+        self._index = index  # which of grad_fn's outputs (a primitive with several)
 
     @property
     def _taped(self) -> bool:
@@ -253,31 +262,44 @@ def _record(prim, args, params):
     tape = _current()
     jvp = tape.jvp
     ins = []
+    saved = []
     for a in args:
         if isinstance(a, TapeTensor) and a._tape is tape:
             ins.append(JVPTracer(jvp, _primal(a), a._tangent))
+            saved.append(a)
         elif getattr(a, "_tape_leaf", False) is not False and a._taped:  # a cell
             ins.append(JVPTracer(jvp, _primal(a), tape.leaf(a)))
+            saved.append(a)
         else:
             ins.append(_untaped(a))
+            saved.append(_snapshot(a))
     with set_current_trace(jvp):
         out = prim.bind(*ins, **params)
-    grad_fn = _GradFn(prim.name)
+    grad_fn = _GradFn(prim, params, saved)
     if prim.multiple_results:
-        return [_wrap(o, tape, grad_fn) for o in out]
-    return _wrap(out, tape, grad_fn)
+        return [_wrap(o, tape, grad_fn, i) for i, o in enumerate(out)]
+    return _wrap(out, tape, grad_fn, 0)
 
 
 def _untaped(a):
     return _primal(a) if isinstance(a, Tensor) and a._taped else a
 
 
-def _wrap(out, tape, grad_fn):
+def _snapshot(a):
+    """An operand that is a constant to the tape, as its value now: a cell (a buffer,
+    the random key) may be rebound before ``create_graph`` recomputes from it."""
+    if isinstance(a, Tensor) and type(a) is not Tensor and not isinstance(a, Tracer):
+        return _primal(a)
+    return a
+
+
+def _wrap(out, tape, grad_fn, index):
     if isinstance(out, JVPTracer) and out._trace is tape.jvp:
         t = out.tangent
         if isinstance(t, GraphTracer) and is_differentiable(out.primal):
             p = out.primal
-            return TapeTensor(p if isinstance(p, Tracer) else p._value, t, tape, grad_fn)
+            value = p if isinstance(p, Tracer) else p._value
+            return TapeTensor(value, t, tape, grad_fn, index)
         return out.primal
     return out
 
@@ -305,30 +327,127 @@ Tensor.backward = _plain_backward
 # ---------------------------------------------------------------------------- backward
 
 
-def _transpose(outputs, cotangents, retain_graph):
-    """``[(cell, cotangent)]`` of the cells the ``outputs`` (TapeTensors of one tape) were
-    computed from."""
+def _tape_of(outputs):
+    """The one live tape the ``outputs`` (TapeTensors) were recorded on."""
     tapes = {o._tape for o in outputs}
     if len(tapes) != 1:
         raise RuntimeError("backward: the outputs were recorded on different tapes")
     (tape,) = tapes
     if tape is None:
-        raise RuntimeError(
-            "backward: trying to backward through the graph a second time (or after its "
-            "values were freed); specify retain_graph=True on the first backward"
-        )
+        raise RuntimeError(_FREED)
+    return tape
+
+
+_FREED = (
+    "backward: trying to backward through the graph a second time (or after its "
+    "values were freed); specify retain_graph=True on the first backward"
+)
+
+
+def _release(outputs, tape) -> None:
+    """A backward without ``retain_graph``: the outputs leave the tape, later operations
+    record on a new one, and the recorded operands are freed (so that holding the loss
+    does not hold every intermediate value)."""
+    for o in outputs:
+        o._tape = None
+    _drop(tape)
+    for fn in _nodes(outputs, None):
+        fn.args = None
+
+
+def _transpose(outputs, cotangents, retain_graph):
+    """``[(cell, cotangent)]`` of the cells the ``outputs`` (TapeTensors of one tape) were
+    computed from."""
+    tape = _tape_of(outputs)
     g = tape.graph.to_graph([o._tangent for o in outputs])
     with set_current_trace(tape.graph.parent):
         cts = backward_pass(g, list(cotangents))
     pairs = [(cell, ct) for (cell, _), ct in zip(tape.leaves, cts) if type(ct) is not Zero]
     if not retain_graph:
-        for o in outputs:
-            o._tape = None
-        _drop(tape)
+        _release(outputs, tape)
     return pairs
 
 
-def _cotangent(out, g, where):
+# ------------------------------------------------------------------ create_graph=True
+# The tape holds the linear part only: its residuals are constants, so transposing it
+# again cannot give second derivatives. ``create_graph`` instead recomputes the outputs
+# from the recorded operations as a function of the cells and takes its ``vjp`` with
+# the tape recording: the primal recomputation and the transpose rules run eagerly on
+# taped values, so the cotangents are recorded values themselves (JAX's nesting of
+# linearize inside an outer JVP, the outer one being the tape).
+
+
+def _nodes(outputs, where):
+    """The ``grad_fn`` of every recorded value the ``outputs`` depend on, each after the
+    ones it reads (an explicit stack: a long chain must not hit Python's recursion
+    limit). A freed one raises, naming ``where``; with ``where=None`` it is skipped."""
+    order, seen = [], set()
+    stack = [(o.grad_fn, False) for o in outputs]
+    while stack:
+        fn, done = stack.pop()
+        if done:
+            order.append(fn)
+            continue
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        stack.append((fn, True))
+        if fn.args is None:
+            if where is None:  # freeing: an earlier backward freed this part already
+                continue
+            raise RuntimeError(_FREED.replace("backward", where, 1))
+        for a in fn.args:
+            if isinstance(a, TapeTensor) and id(a.grad_fn) not in seen:
+                stack.append((a.grad_fn, False))
+    return order
+
+
+def _is_cell(a) -> bool:
+    return getattr(a, "_tape_leaf", False) is not False
+
+
+def _recompute(outputs, where):
+    """``(cells, f)``: the cells that require grad that the ``outputs`` were computed
+    from, and ``f(*cell_values)``, the outputs recomputed from them."""
+    order = _nodes(outputs, where)
+    cells, seen = [], set()
+    for fn in order:
+        for a in fn.args:
+            if _is_cell(a) and id(a) not in seen:
+                seen.add(id(a))
+                cells.append(a)
+
+    def f(*values):
+        env = {id(c): v for c, v in zip(cells, values)}
+        got: dict = {}
+        for fn in order:
+            ins = []
+            for a in fn.args:
+                if isinstance(a, TapeTensor):
+                    ins.append(got[id(a.grad_fn)][a._index])
+                else:
+                    ins.append(env[id(a)] if _is_cell(a) else a)
+            out = fn.prim.bind(*ins, **fn.params)
+            got[id(fn)] = out if fn.prim.multiple_results else [out]
+        return [got[id(o.grad_fn)][o._index] for o in outputs]
+
+    return cells, f
+
+
+def _transpose_taped(outputs, cotangents, retain_graph, where):
+    """``_transpose`` with the backward recorded on the tape: the cotangents are
+    recorded values (``TapeTensor``) wherever they depend on a cell."""
+    tape = _tape_of(outputs)
+    cells, f = _recompute(outputs, where)
+    if not retain_graph:
+        _release(outputs, tape)
+    with set_grad_enabled(True):
+        _, pullback = vjp(f, *cells)
+        cts = pullback(list(cotangents))
+    return list(zip(cells, cts))
+
+
+def _cotangent(out, g, where, create_graph=False):
     if g is None:
         if out.shape != ():
             raise RuntimeError(
@@ -341,6 +460,8 @@ def _cotangent(out, g, where):
         raise RuntimeError(
             f"{where}: gradient has shape {tuple(g.shape)}, expected {tuple(out.shape)}"
         )
+    if create_graph and isinstance(g, TapeTensor):
+        return g  # a recorded cotangent stays one: the gradients depend on it too
     return _new_tensor(g._value)
 
 
@@ -352,12 +473,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     >>> w = ft.nn.Parameter(ft.asarray(3.0))
     >>> ft.autograd.backward(w * w); ft.autograd.backward(w * 2.0); float(w.grad)
     8.0
+
+    With ``create_graph=True`` the backward is recorded too: ``.grad`` is then a recorded
+    value (``retain_graph`` defaults to ``create_graph``, as PyTorch's).
+
+    >>> x = ft.tensor(3.0, requires_grad=True)
+    >>> (x ** 3).backward(create_graph=True); g = x.grad; float(g), g.requires_grad
+    (27.0, True)
+    >>> x.grad = None; g.backward(); float(x.grad)
+    18.0
     """
-    if create_graph:
-        raise NotImplementedError(
-            "backward(create_graph=True): higher-order gradients through the tape are not "
-            "supported; use ft.grad of a function for higher derivatives"
-        )
+    if retain_graph is None:
+        retain_graph = create_graph
     outs = list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
     gs = grad_tensors if isinstance(grad_tensors, (list, tuple)) else [grad_tensors] * len(outs)
     for o in outs:
@@ -367,10 +494,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 "grad_fn (it was not computed from a Parameter with requires_grad=True "
                 "outside ft.no_grad())"
             )
-    cts = [_cotangent(o, g, "backward") for o, g in zip(outs, gs)]
+    cts = [_cotangent(o, g, "backward", create_graph) for o, g in zip(outs, gs)]
     only = None if inputs is None else {id(c) for c in inputs}
-    for cell, ct in _transpose(outs, cts, retain_graph):
+    if create_graph:
+        pairs = _transpose_taped(outs, cts, retain_graph, "backward")
+    else:
+        pairs = _transpose(outs, cts, retain_graph)
+    for cell, ct in pairs:
         if only is not None and id(cell) not in only:
+            continue
+        if create_graph and not _cell_scopes:
+            cell.grad = ct if cell.grad is None else cell.grad + ct
             continue
         if isinstance(ct, Tracer):  # staged by a jit trace: its scope carries .grad out
             prev = _cell_scopes[-1].grad_of(cell)
@@ -393,12 +527,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> w = ft.nn.Parameter(ft.asarray([1.0, 2.0]))
     >>> (g,) = ft.autograd.grad((w ** 3).sum(), [w]); g.tolist(), w.grad
     ([3.0, 12.0], None)
+
+    ``create_graph=True`` records the backward on the tape, so the gradients can be
+    differentiated again (``retain_graph`` defaults to ``create_graph``):
+
+    >>> x = ft.tensor(3.0, requires_grad=True)
+    >>> (g,) = ft.autograd.grad(x ** 3, x, create_graph=True); float(g)
+    27.0
+    >>> (h,) = ft.autograd.grad(g, x); float(h)
+    18.0
     """
-    if create_graph:
-        raise NotImplementedError(
-            "autograd.grad(create_graph=True): higher-order gradients through the tape are "
-            "not supported; use ft.grad of a function for higher derivatives"
-        )
+    if retain_graph is None:
+        retain_graph = create_graph
     outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     single = not isinstance(inputs, (list, tuple))
     ins = [inputs] if single else list(inputs)
@@ -411,9 +551,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     gs = grad_outputs if isinstance(grad_outputs, (list, tuple)) else [grad_outputs] * len(outs)
     if not all(isinstance(o, TapeTensor) for o in outs):
         raise RuntimeError("autograd.grad: an output does not require grad")
-    cts = [_cotangent(o, g, "autograd.grad") for o, g in zip(outs, gs)]
+    cts = [_cotangent(o, g, "autograd.grad", create_graph) for o, g in zip(outs, gs)]
+    if create_graph:
+        pairs = _transpose_taped(outs, cts, retain_graph, "autograd.grad")
+    else:
+        pairs = _transpose(outs, cts, retain_graph)
     found: dict = {}
-    for cell, ct in _transpose(outs, cts, retain_graph):
+    for cell, ct in pairs:
         prev = found.get(id(cell))
         found[id(cell)] = ct if prev is None else prev + ct
     result = []
