@@ -442,8 +442,10 @@ class GraphTrace(Trace):
         elif type(x) is Tensor and x.ndim == 0 and isinstance(x._value, (np.ndarray, np.generic)):
             # Scalar constants are written into the equation, as JAX does.
             return Literal(x._value[()], get_aval(x))
-        elif isinstance(x, Tensor) and isinstance(x._value, Tracer) and not (
-            x._taped and cell_scopes and cell_scopes[-1].trace is not self
+        elif (
+            isinstance(x, Tensor)
+            and isinstance(x._value, Tracer)
+            and not (x._taped and cell_scopes and cell_scopes[-1].trace is not self)
         ):
             # A cell read under a jit trace stands for its traced value (an implicit input).
             # A taped one read by a transform inside the jit (a residual of the vjp that

@@ -42,8 +42,9 @@ def test_gradient_penalty_equals_torchs():
         if b.grad is None:  # the last bias does not reach the input gradient
             assert a.grad is None, name
             continue
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-6,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-6, err_msg=name
+        )
     np.testing.assert_allclose(xf.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-6)
 
 
