@@ -5,7 +5,10 @@
 3. training: a 2-layer MLP learns a 2-D XOR problem with ``ft.value_and_grad`` and
    plain SGD, then ``ft.vmap(ft.grad(...))`` gives every example's gradient norm;
 4. jit: ``ft.jit`` compiles the training step into fused kernels: first call against
-   cached calls, the same numbers as eager, what ``lower`` shows.
+   cached calls, the same numbers as eager, what ``lower`` shows;
+5. PyTorch-style: a small CNN on 8x8 digits written as PyTorch code (``nn.Module``,
+   ``optim.Adam``, ``loss.backward()``), trained eagerly on the tape and compiled with
+   ``ft.compile`` (``demo_digits.py``).
 
 Runs in a few seconds on a CPU; the data come from numpy with a fixed seed.
 """
@@ -17,6 +20,7 @@ import time
 import numpy as np
 
 import fntorch as ft
+from fntorch.demo_digits import tour_digits
 
 
 def section(title: str) -> None:
@@ -201,6 +205,7 @@ def main() -> None:
     tour_graphs()
     params = train()
     tour_jit(params)
+    tour_digits()
 
 
 if __name__ == "__main__":

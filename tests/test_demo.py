@@ -44,3 +44,7 @@ def test_demo_trains_and_reports_accuracy():
     fused = re.search(r"-> (\d+) fused kernels \+ (\d+) library calls", out)
     assert fused and int(fused.group(1)) >= 1, out
     assert re.search(r"^first call: \S+ ms \(trace", out, re.M), out
+    # PyTorch-style: the digits CNN, eager on the tape and compiled
+    cnn = dict(re.findall(r"^(eager|compiled) +3 epochs: test accuracy (\S+),", out, re.M))
+    assert set(cnn) == {"eager", "compiled"}, out
+    assert all(float(a) > 0.9 for a in cnn.values()), cnn
