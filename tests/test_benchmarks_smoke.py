@@ -149,3 +149,13 @@ def test_the_deserialized_goal_holds_the_row_to_fntorchs_jit_step():
     assert lines[0].endswith("1.21x (goal <= 1.2x): MISSED")
     assert lines[1].startswith("W5 deserialized vs fntorch jit: ")
     assert lines[1].endswith("1.10x (goal <= 1.05x): MISSED")
+
+
+def test_w11_new_process_child_reports_first_call_and_peak_rss(tmp_path):
+    from benchmarks.workloads import w11_new_process as w11np
+
+    path = str(tmp_path / "inputs.npz")
+    w11np._save_inputs(path)
+    report = w11np._new_process("functional", path)
+    assert "error" not in report, report
+    assert report["first_call_s"] > 0 and 50 < report["peak_mb"] < 4096, report

@@ -13,4 +13,5 @@ from . import (  # noqa: F401
     w9_matmul,
     w10_digits_cnn,
     w11_gpt_step,
+    w11_new_process,
 )
