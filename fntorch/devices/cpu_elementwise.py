@@ -25,6 +25,8 @@ import numpy as np
 
 from ..fx import dtypes as dt
 from ..ops import _prims_elementwise as ew
+from ..ops._erf_inv_coeffs import ERF_F32_P as _ERF_F32_P
+from ..ops._erf_inv_coeffs import ERF_F32_Q as _ERF_F32_Q
 from ..ops._erf_inv_coeffs import GILES_CENTRAL as _GILES_CENTRAL
 from ..ops._erf_inv_coeffs import GILES_TAIL as _GILES_TAIL
 from ._device import cpu_impls
@@ -453,7 +455,31 @@ def _via_float64(fn):
     return impl
 
 
-cpu_impls[ew.erf_p] = _via_float64(erf64)
+def _erf(x):
+    # float32 and narrower: the kernels' rational approximation, in float32 (about 30x
+    # faster than the float64 series, and eager then agrees with jit); float64: the series.
+    if x.dtype == np.float64:
+        return erf64(x)
+    x32 = np.asarray(x, np.float32)
+    with np.errstate(all="ignore"):
+        xc = np.clip(x32, -4.0, 4.0)
+        z = xc * xc
+        out = _horner32(_ERF_F32_P, z)
+        out *= xc
+        out /= _horner32(_ERF_F32_Q, z)
+        out = np.where(np.abs(x32) < 1e-8, x32 * np.float32(_TWO_OVER_SQRT_PI), out)
+    return out.astype(x.dtype, copy=False)
+
+
+def _horner32(coeffs, z):
+    acc = np.full_like(z, coeffs[0])
+    for c in coeffs[1:]:
+        acc *= z  # in place: each step would otherwise allocate two arrays
+        acc += np.float32(c)
+    return acc
+
+
+cpu_impls[ew.erf_p] = _erf
 cpu_impls[ew.erf_inv_p] = _via_float64(erf_inv64)
 cpu_impls[ew.lgamma_p] = _via_float64(lgamma64)
 cpu_impls[ew.digamma_p] = _via_float64(digamma64)

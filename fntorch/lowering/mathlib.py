@@ -65,6 +65,7 @@ from fractions import Fraction
 from math import factorial
 
 # Giles, "Approximating the erfinv function": the same coefficients as the eager impl.
+from ..ops._erf_inv_coeffs import ERF_F32_P, ERF_F32_Q
 from ..ops._erf_inv_coeffs import GILES_CENTRAL as _GILES_CENTRAL
 from ..ops._erf_inv_coeffs import GILES_TAIL as _GILES_TAIL
 from .mathcore import (
@@ -138,23 +139,8 @@ _TANH_P = (
     4.89352455891786e-03,
 )
 _TANH_Q = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03)
-# Eigen float32 erf: x P(x^2) / Q(x^2) on [-4, 4].
-_ERF_P = (
-    -2.72614225801306e-10,
-    2.77068142495902e-08,
-    -2.10102402082508e-06,
-    -5.69250639462346e-05,
-    -7.34990630326855e-04,
-    -2.95459980854025e-03,
-    -1.60960333262415e-02,
-)
-_ERF_Q = (
-    -1.45660718464996e-05,
-    -2.13374055278905e-04,
-    -1.68282697438203e-03,
-    -7.37332916720468e-03,
-    -1.42647390514189e-02,
-)
+# Eigen float32 erf: x P(x^2) / Q(x^2) on [-4, 4]; the same coefficients as the eager impl.
+_ERF_P, _ERF_Q = ERF_F32_P, ERF_F32_Q
 
 
 _LN2_FR = Fraction(_LN2)

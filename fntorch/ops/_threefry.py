@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..fx import dtypes as _dt
+from ..fx.core import EVAL_TRACE, Tensor, _new_tensor, current_trace
 from . import lax
 
 _U32 = np.uint32
@@ -29,6 +30,10 @@ def _rotate_left(x, r: int):
 
 def threefry2x32(k0, k1, x0, x1):
     """The threefry-2x32 block function on uint32 words; the operands broadcast."""
+    words = _host_words((k0, k1, x0, x1))
+    if words is not None:
+        with np.errstate(over="ignore"):  # 0-d operands compute as numpy scalars
+            return tuple(_new_tensor(w) for w in _threefry_numpy(*words))
     ks = (k0, k1, lax.bitwise_xor(lax.bitwise_xor(k0, k1), _PARITY))
     x0, x1 = lax.add(x0, ks[0]), lax.add(x1, ks[1])
     for i in range(5):
@@ -37,6 +42,44 @@ def threefry2x32(k0, k1, x0, x1):
             x1 = lax.bitwise_xor(x0, _rotate_left(x1, r))
         x0 = lax.add(x0, ks[(i + 1) % 3])
         x1 = lax.add(lax.add(x1, ks[(i + 2) % 3]), _U32(i + 1))
+    return x0, x1
+
+
+# Eagerly, the ~120 operations of the 20 rounds would each pay a primitive dispatch (about
+# 1 ms per draw); on host values they run straight in numpy, with the same uint32
+# wraparound arithmetic the primitives' impls use, so the bits are identical. Traced (jit,
+# vmap, the tape) or device operands take the primitives.
+
+
+def _host_words(operands):
+    if current_trace() is not EVAL_TRACE:
+        return None
+    words = []
+    for a in operands:
+        if type(a) is Tensor:
+            a = a._value
+        if not isinstance(a, (np.ndarray, np.uint32)) or a.dtype != _U32:
+            return None
+        words.append(a)
+    return words
+
+
+def _threefry_numpy(k0, k1, x0, x1):
+    ks = (k0, k1, k0 ^ k1 ^ _PARITY)
+    x0, x1 = x0 + ks[0], x1 + ks[1]
+    x0, x1 = np.broadcast_arrays(x0, x1)
+    x0, x1 = x0.copy(), x1.copy()  # owned: updated in place below
+    tmp = np.empty_like(x1)
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 += x1
+            np.left_shift(x1, _U32(r), out=tmp)
+            x1 >>= _U32(32 - r)
+            x1 |= tmp
+            x1 ^= x0
+        x0 += ks[(i + 1) % 3]
+        x1 += ks[(i + 2) % 3]
+        x1 += _U32(i + 1)
     return x0, x1
 
 
