@@ -32,7 +32,8 @@ entries, and each new device gets randomness as soon as it runs elementwise ops.
 what consumes the bits (``jit(lambda k: uniform(k, (n,))).lower(k).plan`` is that kernel
 plus a rank-0 one for the key schedule; dropout's mask and scaling join it too), so a
 dedicated primitive would save only trace time while adding six rules to keep in sync.
-Eagerly a draw is ~120 numpy ops, each vectorized over the whole output.
+Eagerly, on host values, the rounds skip dispatch and run as ~120 in-place numpy ops
+vectorized over the whole output (the same bits; ``ops/_threefry.py``).
 
 The keys are in ``_keys.py``, the samplers in ``_distributions.py``; PyTorch-style
 randomness (``ft.manual_seed``, ``ft.rand``, ``ft.Generator``: a global key in a cell,
