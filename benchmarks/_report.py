@@ -138,6 +138,8 @@ GOALS = (
     ("W5", "grad(jit)", ("fntorch jit(grad)",), 1.2),
     # issue #16: a deserialized export of the W5 step within 1.05x of the jit'ed step
     ("W5", "deserialized", ("fntorch jit",), 1.05),
+    # issue #19: W12 faster than jax.jit
+    ("W12", "jit", ("jax",), 1.0),
 )
 
 

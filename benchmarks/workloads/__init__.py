@@ -14,4 +14,5 @@ from . import (  # noqa: F401
     w10_digits_cnn,
     w11_gpt_step,
     w11_new_process,
+    w12_solve,
 )

@@ -1,9 +1,10 @@
 """CPU (numpy) impls of the decomposition primitives, batched over leading dims.
 
 ``cholesky``, ``eigh``, ``qr`` and ``svd`` are numpy.linalg's (LAPACK, batched by numpy's
-gufuncs). numpy has no LU and no triangular solve: ``lu`` is partial-pivoting Gaussian
-elimination and ``triangular_solve`` substitution, each a loop over one matrix dim whose
-steps are vectorized over the batch. Like JAX (and unlike numpy), a matrix the
+gufuncs). numpy has no LU and no triangular solve: ``lu`` and ``triangular_solve`` call
+getrf and trsm in numpy's OpenBLAS (``cpu_lapack``) where it exports them, else run
+partial-pivoting Gaussian elimination and substitution, each a loop over one matrix dim
+whose steps are vectorized over the batch. Like JAX (and unlike numpy), a matrix the
 factorization fails on gives NaNs, never an exception: these are pure functions, and
 one bad matrix of a batch or of a jit'ed program must not stop the others.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import _prims_decomp as d
+from . import cpu_lapack
 from ._device import cpu_impls
 
 
@@ -139,7 +141,25 @@ def lu_factor_batched(x):
 
 
 def _lu(x):
-    return list(lu_factor_batched(np.asarray(x)))
+    x = np.asarray(x)
+    got = cpu_lapack.lu_factor(x)
+    if got is None:
+        return list(lu_factor_batched(x))
+    lu, piv = got
+    return [lu, piv.astype(d.PIVOT_DTYPE), _permutation(piv, x.shape[-2])]
+
+
+def _permutation(pivots, m):
+    """The row permutation that the row swaps ``pivots`` (0-based, in order) make."""
+    *batch, k = pivots.shape
+    piv = pivots.reshape((int(np.prod(batch, dtype=np.int64)), k))
+    rows = np.arange(piv.shape[0])
+    perm = np.broadcast_to(np.arange(m, dtype=d.PIVOT_DTYPE), (piv.shape[0], m)).copy()
+    for j in range(k):
+        p = piv[:, j]
+        pj, pp = perm[rows, j].copy(), perm[rows, p].copy()
+        perm[rows, j], perm[rows, p] = pp, pj
+    return perm.reshape((*batch, m))
 
 
 cpu_impls[d.lu_p] = _lu
@@ -176,7 +196,9 @@ def solve_triangular_batched(a, b, *, left_side, lower, transpose_a, unit_diagon
 
 
 def _triangular_solve(a, b, **params):
-    out = solve_triangular_batched(a, b, **params)
+    out = cpu_lapack.solve_triangular(a, b, **params)
+    if out is None:
+        out = solve_triangular_batched(a, b, **params)
     return np.ascontiguousarray(out, dtype=np.asarray(b).dtype)
 
 
