@@ -4,6 +4,5 @@ measures nothing. When the feature lands, replace the entry with a module of its
 
 from .._harness import Workload, register
 
-for _id, _title, _why in [
-]:
+for _id, _title, _why in []:
     register(Workload(_id, _title, pending=_why))

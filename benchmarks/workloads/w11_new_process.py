@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 
@@ -21,6 +19,7 @@ import numpy as np
 
 from .._harness import Result, Settings
 from . import w11_gpt_step as w11
+from ._process import run_python
 
 # name in the table, bare framework, mode, the W11 builder the child runs
 _RUNS = {
@@ -79,20 +78,7 @@ _child({run!r}, {path!r})
 
 
 def _new_process(run: str, inputs_path: str) -> dict:
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    code = _CHILD.format(run=run, path=inputs_path)
-    # As W5's: bytecode caches as after an install, JAX on the CPU.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env={**env, "JAX_PLATFORMS": "cpu"},
-    )
-    if proc.returncode != 0:
-        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1][:120]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_python(_CHILD.format(run=run, path=inputs_path))
 
 
 def new_process_rows(settings: Settings, frameworks) -> list[Result]:

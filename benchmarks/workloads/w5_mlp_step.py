@@ -19,15 +19,13 @@ measured once for comparison (skipped by ``--quick``).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 
 import numpy as np
 
 from .._harness import Result, Settings, Workload, register
 from ._jit import TORCH_COMPILE_SLOW, fntorch_jit_thunk
+from ._process import run_python
 
 BATCH, SIZES, LR = 128, (784, 512, 512, 10), 0.01
 NAMES = ("w1", "b1", "w2", "b2", "w3", "b3")
@@ -270,22 +268,8 @@ def _child(framework: str) -> None:
 
 
 def _new_process(framework: str) -> dict:
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = f"from benchmarks.workloads.w5_mlp_step import _child; _child({framework!r})"
-    # Python writes bytecode caches (as after an install); a sandbox setting
-    # PYTHONDONTWRITEBYTECODE would make every new process recompile fntorch's own
-    # sources (~80 ms), which no installed library pays.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env={**env, "JAX_PLATFORMS": "cpu"},
-    )
-    if proc.returncode != 0:
-        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1][:120]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_python(code)
 
 
 def new_process_first_calls(settings: Settings, frameworks) -> list[Result]:
