@@ -27,6 +27,7 @@ import numpy as np
 from ..fx.cell import Cell
 from ..fx.core import Tensor
 from ..ops import api
+from . import _fused
 from ._rules import RULES
 
 NOT_A_CELL = (
@@ -170,31 +171,45 @@ class Optimizer:
         0.9
         """
         loss = closure() if closure is not None else None
+        items_by_group = [(group, self._items(group)) for group in self.param_groups]
+        if _fused.fused_step(self, items_by_group):
+            return loss
         update = RULES[self.rule][1]
-        for group in self.param_groups:
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                value = p.data
-                if isinstance(grad, Cell):
-                    grad = grad.data
-                state = self.state.get(p)
-                if not state:
-                    # Cells, stored before the update reads them: under ft.jit they are
-                    # implicit inputs and outputs, so a compiled step carries them.
-                    state = _as_cells(self._init_state(value, group))
-                    if state:
-                        self.state[p].update(state)
-                        state = self.state[p]
+        for group, items in items_by_group:
+            for p, value, grad, state in items:
                 new_value, new_state = update(value, grad, state, group)
-                if new_state:
-                    entry = self.state[p]
-                    old = dict(entry)
-                    entry.clear()
-                    entry.update(_as_cells(new_state, old))
+                self._write_state(p, new_state)
                 p.data = new_value
         return loss
+
+    def _items(self, group: dict) -> list:
+        """``(param, value, grad, state)`` of each parameter of ``group`` with a grad; a
+        parameter's first step creates its state (cells, stored before the update reads
+        them: under ft.jit they are implicit inputs and outputs, so a compiled step
+        carries them)."""
+        items = []
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            value = p.data
+            if isinstance(grad, Cell):
+                grad = grad.data
+            state = self.state.get(p)
+            if not state:
+                state = _as_cells(self._init_state(value, group))
+                if state:
+                    self.state[p].update(state)
+                    state = self.state[p]
+            items.append((p, value, grad, state if state else {}))
+        return items
+
+    def _write_state(self, p, new_state: dict) -> None:
+        if new_state:
+            entry = self.state[p]
+            old = dict(entry)
+            entry.clear()
+            entry.update(_as_cells(new_state, old))
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets the gradients: to None (the default), or to zeros.
