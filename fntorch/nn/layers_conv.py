@@ -30,6 +30,9 @@ __all__ = [
 ]  # fmt: skip
 
 
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+
+
 def _empty(*shape, dtype=None):
     return Parameter(_api.zeros(shape, dtype=dtype or _dt.float32))
 
@@ -45,8 +48,11 @@ class _ConvNd(Module):
         tup = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,) * n  # noqa: E731
         if in_channels % groups or out_channels % groups:
             raise ValueError("in_channels and out_channels must be divisible by groups")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"padding_mode={padding_mode!r}: only 'zeros'")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(
+                f"padding_mode must be one of {sorted(_PADDING_MODES)}, but got "
+                f"padding_mode='{padding_mode}'"
+            )
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride, self.dilation = tup(kernel_size), tup(stride), tup(dilation)
         self.padding = padding if isinstance(padding, str) else tup(padding)
@@ -67,10 +73,29 @@ class _ConvNd(Module):
                 init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):  # noqa: A002
-        """The convolution of ``input`` with ``weight``, plus ``bias``."""
+        """The convolution of ``input`` with ``weight``, plus ``bias``; a ``padding_mode``
+        other than zeros pads with ``F.pad`` first, as PyTorch does."""
         fn = F.conv2d if self._nsp == 2 else F.conv1d
-        return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        padding = self.padding
+        if self.padding_mode != "zeros":
+            input = F.pad(input, self._pad_widths(), mode=self.padding_mode)  # noqa: A001
+            padding = 0
+        return fn(input, self.weight, self.bias, self.stride, padding, self.dilation,
                   self.groups)  # fmt: skip
+
+    def _pad_widths(self) -> tuple:
+        """``F.pad``'s widths (last dim first, (left, right) each) for ``self.padding``."""
+        widths = []
+        for i in reversed(range(self._nsp)):
+            if self.padding == "valid":
+                left = right = 0
+            elif self.padding == "same":  # as PyTorch: the odd one goes on the right
+                total = self.dilation[i] * (self.kernel_size[i] - 1)
+                left, right = total // 2, total - total // 2
+            else:
+                left = right = self.padding[i]
+            widths += [left, right]
+        return tuple(widths)
 
     def extra_repr(self):
         """The channel counts and the settings that differ from the defaults, for ``repr``."""
@@ -78,9 +103,13 @@ class _ConvNd(Module):
         s += f", stride={self.stride}"
         if self.padding not in ((0,) * self._nsp, "valid"):
             s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._nsp:
+            s += f", dilation={self.dilation}"
         if self.groups != 1:
             s += f", groups={self.groups}"
-        return s if self.bias is not None else s + ", bias=False"
+        if self.bias is None:
+            s += ", bias=False"
+        return s if self.padding_mode == "zeros" else s + f", padding_mode={self.padding_mode}"
 
 
 class Conv1d(_ConvNd):
