@@ -58,7 +58,8 @@ def _host_words(operands):
     for a in operands:
         if type(a) is Tensor:
             a = a._value
-        if not isinstance(a, (np.ndarray, np.uint32)) or a.dtype != _U32:
+        # Exact types: a subclass of ndarray is another device's buffer (its draws stay there).
+        if type(a) not in (np.ndarray, _U32) or a.dtype != _U32:
             return None
         words.append(a)
     return words
