@@ -1,7 +1,8 @@
-"""Every notebook in notebooks/ runs top to bottom against the installed fntorch, and
+"""Every notebook in notebooks/ runs top to bottom against this checkout's fntorch, and
 shows its figures: the kernel's own matplotlib backend (inline under Jupyter) puts each
 one into the outputs as ``image/png``, which a reader sees on opening the notebook."""
 
+import os
 import pathlib
 
 import pytest
@@ -10,7 +11,8 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("matplotlib")
 
-NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
 def images(nb) -> int:
@@ -33,6 +35,9 @@ def test_notebook_runs_and_shows_its_figures(path, monkeypatch):
     # A backend forced from outside (MPLBACKEND=Agg on a headless machine) would hide
     # the figures; the kernel picks its own, as it does for a reader.
     monkeypatch.delenv("MPLBACKEND", raising=False)
+    # The kernel imports the fntorch that pytest tests (this checkout), installed or not.
+    path_now = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), path_now])))
     nb = nbformat.read(path, as_version=4)
     source = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert "matplotlib.use(" not in source, f"{path.name} sets matplotlib's backend"
