@@ -5,6 +5,12 @@
     python -m benchmarks --only W1,W9     # some workloads
     python -m benchmarks --frameworks fntorch,numpy
     python -m benchmarks --no-malloc-env  # skip the second run of the references
+    python -m benchmarks --device cuda    # W1-W9 on the GPU at sizes that fill it
+
+On the GPU (``--device cuda``) fntorch, PyTorch and JAX run on the first CUDA device;
+numpy does not run, PyTorch's output is the correctness reference, and W9.copy is the
+device's copy bandwidth (PyTorch's device-to-device copy of 1 GiB), the ceiling for
+W2-W4. The malloc-env re-run is CPU-only.
 
 After the in-process measurements, the same workloads run once more in a subprocess
 under ``MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=33554432
@@ -22,12 +28,6 @@ import sys
 
 from . import _harness as h
 from . import _report
-
-_CUDA_MESSAGE = (
-    "--device cuda: fntorch's CUDA device is not available yet (it comes with the CUDA "
-    "lowering); the benchmarks run on the CPU only for now."
-)
-
 
 # PyTorch's OpenMP (libgomp) keeps its worker thread spinning on a core for several
 # milliseconds after each parallel op, waiting for the next one. In the interleaved loop
@@ -119,12 +119,27 @@ def _run_child(argv_workloads: str, frameworks: str, quick: bool) -> list[h.Resu
     return _report.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _gpu_name() -> str:
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    except Exception as e:  # the table still prints without the name
+        return f"a GPU ({type(e).__name__})"
+
+
 def main(argv=None) -> int:
     args = _parse(argv)
-    if args.device == "cuda":
-        print(_CUDA_MESSAGE, file=sys.stderr)
-        return 2
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    h.set_device(args.device)
+    if h.on_gpu():
+        import fntorch as ft
+
+        try:
+            ft.device("cuda")
+        except RuntimeError as e:
+            sys.exit(f"python -m benchmarks --device cuda: {e}")
+    if args.device == "cpu":
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
     if args.omp_wait_policy == "passive":
         os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # before torch is imported
     frameworks = [f.strip() for f in args.frameworks.split(",") if f.strip()]
@@ -135,6 +150,8 @@ def main(argv=None) -> int:
         frameworks.insert(0, "fntorch")  # every ratio needs it
     settings = h.QUICK if args.quick else h.Settings()
     chosen = _select(args.only)
+    if h.on_gpu():
+        chosen = [w for w in chosen if w.gpu]
 
     results: dict[str, list[h.Result]] = {}
     for w in chosen:
@@ -143,7 +160,7 @@ def main(argv=None) -> int:
         if not args.child:
             print(f"{w.id}: {w.title} ...", file=sys.stderr, flush=True)
         results[w.id] = h.run_workload(w, frameworks, settings)
-        if w.extra is not None and not args.child:
+        if w.extra is not None and not args.child and not h.on_gpu():
             results[w.id] += w.extra(settings, tuple(frameworks))
 
     if args.child:
@@ -152,7 +169,7 @@ def main(argv=None) -> int:
 
     references = [f for f in frameworks if f != "fntorch" and h.available(f)]
     measured = [w.id for w in chosen if not w.pending]
-    if not args.no_malloc_env and references and measured:
+    if not args.no_malloc_env and references and measured and not h.on_gpu():
         print("re-running under the single-arena malloc settings ...", file=sys.stderr, flush=True)
         for r in _run_child(",".join(measured), ",".join(frameworks), args.quick):
             results[r.workload].append(r)
@@ -163,6 +180,7 @@ def main(argv=None) -> int:
         + f"; {os.cpu_count()} CPUs; "
         + ("quick" if args.quick else "full")
         + " run"
+        + (f"; on {_gpu_name()}" if h.on_gpu() else "")
     )
     print(_report.format_table(table))
     print()

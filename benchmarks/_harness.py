@@ -53,6 +53,72 @@ MALLOC_ENV = {
 }
 
 
+# Where the workloads run: "cpu", or "cuda" under ``python -m benchmarks --device cuda``.
+# The builders place their inputs with ``fntorch_array``/``torch_array``/``jax_array``,
+# which read it, so one workload file serves both devices.
+DEVICE = "cpu"
+
+# The frameworks that have a GPU form; numpy (and HIPS autograd) measure nothing there.
+GPU_FRAMEWORKS = ("fntorch", "torch", "jax")
+
+
+def set_device(device: str) -> None:
+    """Run the workloads on ``device`` ("cpu" or "cuda") from now on.
+
+    >>> set_device("cpu"); DEVICE
+    'cpu'
+    """
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"set_device: device must be 'cpu' or 'cuda', got {device!r}")
+    global DEVICE
+    DEVICE = device
+
+
+def on_gpu() -> bool:
+    """Whether this run measures the GPU (``--device cuda``).
+
+    >>> on_gpu()
+    False
+    """
+    return DEVICE == "cuda"
+
+
+def sized(cpu, gpu):
+    """The workload's size on this run's device: GPU sizes fill the device.
+
+    >>> sized(4096, 2**28)
+    4096
+    """
+    return gpu if on_gpu() else cpu
+
+
+def fntorch_array(x):
+    """``x`` (numpy) as an fntorch tensor on the run's device.
+
+    >>> fntorch_array(np.ones(2, np.float32)).device.type
+    'cpu'
+    """
+    import fntorch as ft
+
+    return ft.asarray(x, device=ft.device(DEVICE) if on_gpu() else None)
+
+
+def torch_array(x):
+    """``x`` (numpy) as a torch tensor on the run's device (shared memory on the CPU)."""
+    import torch
+
+    t = torch.from_numpy(x)
+    return t.to("cuda") if on_gpu() else t
+
+
+def jax_array(x):
+    """``x`` (numpy) as a JAX array on the run's device."""
+    import jax
+    import jax.numpy as jnp
+
+    return jax.device_put(jnp.asarray(x), jax.devices("gpu" if on_gpu() else "cpu")[0])
+
+
 def available(framework: str) -> bool:
     """Whether ``framework`` can be imported here (without importing it)."""
     return importlib.util.find_spec(_MODULE[framework]) is not None
@@ -75,6 +141,8 @@ class Impl:
     mode: str = "eager"
     label: str = ""  # shown after the framework name, e.g. "no jit", "by hand"
     slow: str = ""  # why its first call is slow (torch.compile): skipped by --quick
+    gpu: bool = False  # it places its inputs with fntorch_array & co.: runs on --device cuda
+    gpu_only: bool = False  # a GPU-only row (the device's copy ceiling)
 
     @property
     def name(self) -> str:
@@ -101,19 +169,32 @@ class Workload:
     reference: str = "numpy"  # whose output the others are checked against
     rate: Callable[[float], str] | None = None
     pending: str | None = None
+    gpu: bool = False  # its builders place inputs on the run's device (--device cuda)
     impls: list[Impl] = field(default_factory=list)
     # Measurements outside the interleaved loop (W5's first call in a new process):
     # ``extra(settings, frameworks) -> list[Result]``, run once by ``python -m benchmarks``
     # (not in the malloc-env child).
     extra: Callable[[Settings, tuple], list[Result]] | None = None
 
-    def impl(self, framework: str, mode: str = "eager", label: str = "", slow: str = ""):
-        """Decorator registering a builder for ``framework``."""
+    def impl(
+        self,
+        framework: str,
+        mode: str = "eager",
+        label: str = "",
+        slow: str = "",
+        gpu=None,
+        gpu_only: bool = False,
+    ):
+        """Decorator registering a builder for ``framework``; ``gpu`` (default: the
+        workload's ``gpu``) says it also runs under ``--device cuda``, ``gpu_only`` that
+        it runs only there."""
         if framework not in FRAMEWORKS:
             raise ValueError(f"unknown framework {framework!r}; expected one of {FRAMEWORKS}")
+        gpu = self.gpu if gpu is None else gpu
 
         def register(build):
-            self.impls.append(Impl(framework, build, mode, label, slow))
+            impl = Impl(framework, build, mode, label, slow, gpu or gpu_only, gpu_only)
+            self.impls.append(impl)
             return build
 
         return register
@@ -203,12 +284,10 @@ def block(framework: str, out: Any) -> None:
 
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    elif framework == "fntorch":
+    elif framework == "fntorch" and on_gpu():  # eager CPU work is synchronous
         import fntorch as ft
 
-        wait = getattr(ft, "block_until_ready", None)  # eager CPU is synchronous
-        if wait is not None:
-            wait(out)
+        ft.cuda.synchronize()
 
 
 def to_numpy(out: Any) -> list[np.ndarray]:
@@ -250,8 +329,9 @@ def run_workload(
     one. Outputs are checked against the workload's reference framework; a mismatch goes
     into the note.
     """
-    wanted = set(frameworks)
+    wanted = set(frameworks) & (set(GPU_FRAMEWORKS) if on_gpu() else set(FRAMEWORKS))
     impls = [i for i in workload.impls if i.framework in wanted and available(i.framework)]
+    impls = [i for i in impls if (i.gpu if on_gpu() else not i.gpu_only)]
     inputs = workload.make_inputs()
     results: list[Result] = []
     thunks = []
@@ -305,7 +385,9 @@ def run_workload(
 
 
 def _check_outputs(workload: Workload, results: list[Result]) -> None:
-    ref = next((r for r in results if r.base == workload.reference and r.output), None)
+    # On the GPU numpy does not run: PyTorch's output is the reference there.
+    reference = "torch" if on_gpu() else workload.reference
+    ref = next((r for r in results if r.base == reference and r.output), None)
     if ref is None:
         return
     for res in results:

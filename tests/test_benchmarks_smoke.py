@@ -159,3 +159,36 @@ def test_w11_new_process_child_reports_first_call_and_peak_rss(tmp_path):
     report = w11np._new_process("functional", path)
     assert "error" not in report, report
     assert report["first_call_s"] > 0 and 50 < report["peak_mb"] < 4096, report
+
+
+def test_device_cuda_without_a_gpu_says_why(monkeypatch):
+    import fntorch as ft
+    from benchmarks.__main__ import main
+
+    if ft.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(SystemExit, match="--device cuda: .*not available"):
+        main(["--device", "cuda", "--only", "W1"])
+    assert h.DEVICE == "cuda"
+    h.set_device("cpu")
+
+
+def test_gpu_sizes_and_rows_follow_the_device():
+    from benchmarks.workloads import w2_gelu
+
+    every = h.all_workloads()
+    assert {"W1", "W2", "W3", "W4", "W5", "W6", "W9", "W9.copy"} <= {
+        wid for wid, w in every.items() if w.gpu
+    }
+    copy = every["W9.copy"]
+    try:
+        h.set_device("cuda")
+        assert w2_gelu.n() == 2**28 and every["W3"].make_inputs()["x"].shape == (65536, 1024)
+        gpu_rows = [i.name for i in copy.impls if i.gpu and i.framework in h.GPU_FRAMEWORKS]
+        assert gpu_rows == ["torch (copy 1 GiB on the GPU)"]
+    finally:
+        h.set_device("cpu")
+    assert w2_gelu.n() == 4_194_304 and every["W3"].make_inputs()["x"].shape == (4096, 1024)
+    # on the CPU the GPU-only copy row is left out, numpy's stays
+    results = h.run_workload(copy, ("numpy", "torch"), TINY)
+    assert [r.framework for r in results] == ["numpy (copy 64 MiB)"]

@@ -6,7 +6,7 @@ arithmetic is free, so this is the cost of one trip through each framework's dis
 
 import numpy as np
 
-from .._harness import Workload, register
+from .._harness import Workload, fntorch_array, jax_array, register, torch_array
 
 STEPS = 1000
 
@@ -20,6 +20,7 @@ W1 = register(
     Workload(
         "W1",
         "eager dispatch, (16,) float32, x = x * 1.0001 + 0.5 x1000",
+        gpu=True,
         make_inputs=make_inputs,
         unit="us/op",
         ops_per_call=2 * STEPS,
@@ -41,9 +42,8 @@ def _loop(x0):
 
 @W1.impl("fntorch")
 def _fntorch(inputs):
-    import fntorch as ft
 
-    return _loop(ft.asarray(inputs["x"]))
+    return _loop(fntorch_array(inputs["x"]))
 
 
 @W1.impl("numpy")
@@ -53,16 +53,14 @@ def _numpy(inputs):
 
 @W1.impl("torch")
 def _torch(inputs):
-    import torch
 
-    return _loop(torch.tensor(inputs["x"]))
+    return _loop(torch_array(inputs["x"].copy()))
 
 
 @W1.impl("jax", label="no jit")
 def _jax(inputs):
-    import jax.numpy as jnp
 
-    return _loop(jnp.asarray(inputs["x"]))
+    return _loop(jax_array(inputs["x"]))
 
 
 @W1.impl("autograd", label="autograd.numpy")

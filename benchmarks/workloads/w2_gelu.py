@@ -9,26 +9,41 @@ PyTorch's native ``F.gelu(x, approximate='tanh')``, ``torch.compile`` of the for
 
 import numpy as np
 
-from .._harness import Workload, elementwise_bandwidth, register
+from .._harness import (
+    Workload,
+    elementwise_bandwidth,
+    fntorch_array,
+    jax_array,
+    register,
+    sized,
+    torch_array,
+)
 from ._jit import TORCH_COMPILE_SLOW, fntorch_jit_thunk
 
-N = 4_194_304
+N_CPU, N_GPU = 4_194_304, 2**28  # the GPU size fills an H200 (1 GiB a buffer)
+
+
+def n() -> int:
+    return sized(N_CPU, N_GPU)
+
+
 C0, C1 = 0.7978845608, 0.044715
 
 
 def make_inputs() -> dict:
     rng = np.random.default_rng(2)
-    return {"x": rng.standard_normal(N).astype(np.float32)}
+    return {"x": rng.standard_normal(n()).astype(np.float32).astype(np.float32)}
 
 
 W2 = register(
     Workload(
         "W2",
-        "fused tanh-GELU on 4,194,304 float32 elements, jit",
+        "fused tanh-GELU on 4,194,304 float32 elements (GPU: 2^28), jit",
+        gpu=True,
         make_inputs=make_inputs,
         rtol=1e-4,
         atol=1e-5,
-        rate=elementwise_bandwidth(N),
+        rate=lambda s: elementwise_bandwidth(n())(s),
     )
 )
 
@@ -41,7 +56,7 @@ def gelu(x, tanh):
 def _fntorch(inputs):
     import fntorch as ft
 
-    return fntorch_jit_thunk(ft.jit(lambda x: gelu(x, ft.tanh)), ft.asarray(inputs["x"]))
+    return fntorch_jit_thunk(ft.jit(lambda x: gelu(x, ft.tanh)), fntorch_array(inputs["x"]))
 
 
 @W2.impl("numpy")
@@ -52,10 +67,9 @@ def _numpy(inputs):
 
 @W2.impl("torch", label="F.gelu(approximate='tanh')")
 def _torch(inputs):
-    import torch
     import torch.nn.functional as F
 
-    x = torch.from_numpy(inputs["x"])
+    x = torch_array(inputs["x"])
     return lambda: F.gelu(x, approximate="tanh")
 
 
@@ -64,7 +78,7 @@ def _torch_compile(inputs):
     import torch
 
     f = torch.compile(lambda x: gelu(x, torch.tanh))
-    x = torch.from_numpy(inputs["x"])
+    x = torch_array(inputs["x"])
     return lambda: f(x)
 
 
@@ -74,5 +88,5 @@ def _jax(inputs):
     import jax.numpy as jnp
 
     f = jax.jit(lambda x: gelu(x, jnp.tanh))
-    x = jnp.asarray(inputs["x"])
+    x = jax_array(inputs["x"])
     return lambda: f(x)

@@ -6,25 +6,38 @@ fntorch: ``ft.jit`` (one fused row kernel). References: numpy, PyTorch's native
 
 import numpy as np
 
-from .._harness import Workload, elementwise_bandwidth, register
+from .._harness import (
+    Workload,
+    elementwise_bandwidth,
+    fntorch_array,
+    jax_array,
+    register,
+    sized,
+    torch_array,
+)
 from ._jit import TORCH_COMPILE_SLOW, fntorch_jit_thunk
 
-SHAPE = (4096, 1024)
+SHAPE_CPU, SHAPE_GPU = (4096, 1024), (65536, 1024)  # 16 MiB; 256 MiB fills the GPU
+
+
+def shape() -> tuple:
+    return sized(SHAPE_CPU, SHAPE_GPU)
 
 
 def make_inputs() -> dict:
     rng = np.random.default_rng(3)
-    return {"x": rng.standard_normal(SHAPE).astype(np.float32)}
+    return {"x": rng.standard_normal(shape()).astype(np.float32)}
 
 
 W3 = register(
     Workload(
         "W3",
         "softmax over the last axis of (4096, 1024), max-subtracted, jit",
+        gpu=True,
         make_inputs=make_inputs,
         rtol=1e-4,
         atol=1e-6,
-        rate=elementwise_bandwidth(SHAPE[0] * SHAPE[1]),
+        rate=lambda s: elementwise_bandwidth(shape()[0] * shape()[1])(s),
     )
 )
 
@@ -37,7 +50,7 @@ def _fntorch(inputs):
         z = ft.exp(x - ft.max(x, axis=-1, keepdims=True))
         return z / ft.sum(z, axis=-1, keepdims=True)
 
-    return fntorch_jit_thunk(ft.jit(softmax), ft.asarray(inputs["x"]))
+    return fntorch_jit_thunk(ft.jit(softmax), fntorch_array(inputs["x"]))
 
 
 @W3.impl("numpy")
@@ -55,7 +68,7 @@ def _numpy(inputs):
 def _torch(inputs):
     import torch
 
-    x = torch.from_numpy(inputs["x"])
+    x = torch_array(inputs["x"])
     return lambda: torch.softmax(x, dim=-1)
 
 
@@ -68,7 +81,7 @@ def _torch_compile(inputs):
         return z / torch.sum(z, dim=-1, keepdim=True)
 
     f = torch.compile(softmax)
-    x = torch.from_numpy(inputs["x"])
+    x = torch_array(inputs["x"])
     return lambda: f(x)
 
 
@@ -82,5 +95,5 @@ def _jax(inputs):
         return z / jnp.sum(z, axis=-1, keepdims=True)
 
     f = jax.jit(softmax)
-    x = jnp.asarray(inputs["x"])
+    x = jax_array(inputs["x"])
     return lambda: f(x)

@@ -7,19 +7,33 @@ fntorch: ``ft.jit`` (one fused row kernel). References: numpy, PyTorch's native
 
 import numpy as np
 
-from .._harness import Workload, elementwise_bandwidth, register
+from .._harness import (
+    Workload,
+    elementwise_bandwidth,
+    fntorch_array,
+    jax_array,
+    register,
+    sized,
+    torch_array,
+)
 from ._jit import TORCH_COMPILE_SLOW, fntorch_jit_thunk
 
-SHAPE = (4096, 1024)
+SHAPE_CPU, SHAPE_GPU = (4096, 1024), (65536, 1024)  # 16 MiB; 256 MiB fills the GPU
+
+
+def shape() -> tuple:
+    return sized(SHAPE_CPU, SHAPE_GPU)
+
+
 EPS = 1e-5
 
 
 def make_inputs() -> dict:
     rng = np.random.default_rng(4)
     return {
-        "x": rng.standard_normal(SHAPE).astype(np.float32),
-        "w": (1 + 0.1 * rng.standard_normal(SHAPE[1])).astype(np.float32),
-        "b": (0.1 * rng.standard_normal(SHAPE[1])).astype(np.float32),
+        "x": rng.standard_normal(shape()).astype(np.float32),
+        "w": (1 + 0.1 * rng.standard_normal(shape()[1])).astype(np.float32),
+        "b": (0.1 * rng.standard_normal(shape()[1])).astype(np.float32),
     }
 
 
@@ -27,10 +41,11 @@ W4 = register(
     Workload(
         "W4",
         "layernorm over the last axis of (4096, 1024) with weight and bias, jit",
+        gpu=True,
         make_inputs=make_inputs,
         rtol=1e-4,
         atol=1e-4,
-        rate=elementwise_bandwidth(SHAPE[0] * SHAPE[1]),
+        rate=lambda s: elementwise_bandwidth(shape()[0] * shape()[1])(s),
     )
 )
 
@@ -45,7 +60,7 @@ def _fntorch(inputs):
         var = ft.mean(d * d, axis=-1, keepdims=True)
         return d * ft.rsqrt(var + EPS) * w + b
 
-    args = [ft.asarray(inputs[k]) for k in ("x", "w", "b")]
+    args = [fntorch_array(inputs[k]) for k in ("x", "w", "b")]
     return fntorch_jit_thunk(ft.jit(layernorm), *args)
 
 
@@ -64,11 +79,10 @@ def _numpy(inputs):
 
 @W4.impl("torch", label="F.layer_norm")
 def _torch(inputs):
-    import torch
     import torch.nn.functional as F
 
-    x, w, b = (torch.from_numpy(inputs[k]) for k in ("x", "w", "b"))
-    return lambda: F.layer_norm(x, (SHAPE[1],), w, b, EPS)
+    x, w, b = (torch_array(inputs[k]) for k in ("x", "w", "b"))
+    return lambda: F.layer_norm(x, (shape()[1],), w, b, EPS)
 
 
 @W4.impl("torch", mode="jit", label="torch.compile", slow=TORCH_COMPILE_SLOW)
@@ -82,7 +96,7 @@ def _torch_compile(inputs):
         return d * torch.rsqrt(var + EPS) * w + b
 
     f = torch.compile(layernorm)
-    x, w, b = (torch.from_numpy(inputs[k]) for k in ("x", "w", "b"))
+    x, w, b = (torch_array(inputs[k]) for k in ("x", "w", "b"))
     return lambda: f(x, w, b)
 
 
@@ -98,5 +112,5 @@ def _jax(inputs):
         return d * jax.lax.rsqrt(var + EPS) * w + b
 
     f = jax.jit(layernorm)
-    x, w, b = (jnp.asarray(inputs[k]) for k in ("x", "w", "b"))
+    x, w, b = (jax_array(inputs[k]) for k in ("x", "w", "b"))
     return lambda: f(x, w, b)

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from .._harness import Result, Settings, Workload, register
+from .._harness import Result, Settings, Workload, fntorch_array, jax_array, register, torch_array
 from ._jit import TORCH_COMPILE_SLOW, fntorch_jit_thunk
 from ._process import run_python
 
@@ -73,10 +73,9 @@ def fntorch_step():
 
 
 def _fntorch_args(inputs):
-    import fntorch as ft
 
-    params = {k: ft.asarray(v) for k, v in inputs["params"].items()}
-    return params, ft.asarray(inputs["x"]), ft.asarray(inputs["y"])
+    params = {k: fntorch_array(v) for k, v in inputs["params"].items()}
+    return params, fntorch_array(inputs["x"]), fntorch_array(inputs["y"])
 
 
 def _jax_step():
@@ -98,16 +97,16 @@ def _jax_step():
 
 
 def _jax_args(inputs):
-    import jax.numpy as jnp
 
-    params = {k: jnp.asarray(v) for k, v in inputs["params"].items()}
-    return params, jnp.asarray(inputs["x"]), jnp.asarray(inputs["y"].astype(np.int32))
+    params = {k: jax_array(v) for k, v in inputs["params"].items()}
+    return params, jax_array(inputs["x"]), jax_array(inputs["y"].astype(np.int32))
 
 
 W5 = register(
     Workload(
         "W5",
         "MLP 784-512-512-10 SGD training step, batch 128, jit",
+        gpu=True,
         make_inputs=make_inputs,
         rtol=1e-4,
         atol=1e-5,
@@ -200,8 +199,8 @@ def _torch_loss(torch, p, x, y):
 def _torch(inputs):
     import torch
 
-    p = {k: torch.from_numpy(v).requires_grad_() for k, v in inputs["params"].items()}
-    x, y = torch.from_numpy(inputs["x"]), torch.from_numpy(inputs["y"])
+    p = {k: torch_array(v).requires_grad_() for k, v in inputs["params"].items()}
+    x, y = torch_array(inputs["x"]), torch_array(inputs["y"])
 
     def run():
         grads = torch.autograd.grad(_torch_loss(torch, p, x, y), list(p.values()))
@@ -221,8 +220,8 @@ def _torch_compile(inputs):
         return {k: p[k] - LR * grads[k] for k in p}
 
     f = torch.compile(step)
-    p = {k: torch.from_numpy(v) for k, v in inputs["params"].items()}
-    x, y = torch.from_numpy(inputs["x"]), torch.from_numpy(inputs["y"])
+    p = {k: torch_array(v) for k, v in inputs["params"].items()}
+    x, y = torch_array(inputs["x"]), torch_array(inputs["y"])
     return lambda: f(p, x, y)
 
 

@@ -11,7 +11,7 @@ its row is ``grad`` in a Python loop over the 64 examples.
 
 import numpy as np
 
-from .._harness import Workload, register
+from .._harness import Workload, fntorch_array, jax_array, register, torch_array
 from ._jit import TORCH_COMPILE_SLOW
 
 BATCH, D_IN, D_HID, D_OUT = 64, 784, 128, 10
@@ -36,6 +36,7 @@ W6 = register(
     Workload(
         "W6",
         "per-example grads, MLP 784-128-10, batch 64, vmap(grad), jit and no jit",
+        gpu=True,
         make_inputs=make_inputs,
         rtol=1e-3,
         atol=1e-5,
@@ -54,8 +55,8 @@ def _fntorch(inputs):
         return -ft.take_along_axis(logp, y[None], axis=0)[0]
 
     per_example = ft.vmap(ft.grad(loss), in_axes=(None, 0, 0))
-    params = {k: ft.asarray(v) for k, v in inputs["params"].items()}
-    x, y = ft.asarray(inputs["x"]), ft.asarray(inputs["y"])
+    params = {k: fntorch_array(v) for k, v in inputs["params"].items()}
+    x, y = fntorch_array(inputs["x"]), fntorch_array(inputs["y"])
     return lambda: per_example(params, x, y)
 
 
@@ -92,8 +93,8 @@ def _torch(inputs):
         return -torch.gather(logp, 0, y[None])[0]
 
     per_example = vmap(grad(loss), in_dims=(None, 0, 0))
-    params = {k: torch.from_numpy(v) for k, v in inputs["params"].items()}
-    x, y = torch.from_numpy(inputs["x"]), torch.from_numpy(inputs["y"])
+    params = {k: torch_array(v) for k, v in inputs["params"].items()}
+    x, y = torch_array(inputs["x"]), torch_array(inputs["y"])
     return lambda: per_example(params, x, y)
 
 
@@ -109,8 +110,8 @@ def _jax(inputs):
         return -jnp.take_along_axis(logp, y[None], axis=0)[0]
 
     per_example = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))
-    params = {k: jnp.asarray(v) for k, v in inputs["params"].items()}
-    x, y = jnp.asarray(inputs["x"]), jnp.asarray(inputs["y"].astype(np.int32))
+    params = {k: jax_array(v) for k, v in inputs["params"].items()}
+    x, y = jax_array(inputs["x"]), jax_array(inputs["y"].astype(np.int32))
     return lambda: per_example(params, x, y)
 
 
@@ -151,8 +152,10 @@ def _fntorch_jit(inputs):
         return -ft.take_along_axis(logp, y[None], axis=0)[0]
 
     per_example = ft.jit(ft.vmap(ft.grad(loss), in_axes=(None, 0, 0)))
-    params = {k: ft.asarray(v) for k, v in inputs["params"].items()}
-    return fntorch_jit_thunk(per_example, params, ft.asarray(inputs["x"]), ft.asarray(inputs["y"]))
+    params = {k: fntorch_array(v) for k, v in inputs["params"].items()}
+    return fntorch_jit_thunk(
+        per_example, params, fntorch_array(inputs["x"]), fntorch_array(inputs["y"])
+    )
 
 
 @W6.impl("torch", mode="jit", label="torch.compile(torch.func)", slow=TORCH_COMPILE_SLOW)
@@ -167,8 +170,8 @@ def _torch_compile(inputs):
         return -torch.gather(logp, 0, y[None])[0]
 
     per_example = torch.compile(vmap(grad(loss), in_dims=(None, 0, 0)))
-    params = {k: torch.from_numpy(v) for k, v in inputs["params"].items()}
-    x, y = torch.from_numpy(inputs["x"]), torch.from_numpy(inputs["y"])
+    params = {k: torch_array(v) for k, v in inputs["params"].items()}
+    x, y = torch_array(inputs["x"]), torch_array(inputs["y"])
     return lambda: per_example(params, x, y)
 
 
@@ -184,6 +187,6 @@ def _jax_jit(inputs):
         return -jnp.take_along_axis(logp, y[None], axis=0)[0]
 
     per_example = jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, 0, 0)))
-    params = {k: jnp.asarray(v) for k, v in inputs["params"].items()}
-    x, y = jnp.asarray(inputs["x"]), jnp.asarray(inputs["y"].astype(np.int32))
+    params = {k: jax_array(v) for k, v in inputs["params"].items()}
+    x, y = jax_array(inputs["x"]), jax_array(inputs["y"].astype(np.int32))
     return lambda: per_example(params, x, y)

@@ -9,7 +9,7 @@ numpy is the closed form ``W.T @ diag(2 (1 - t**2) (1 - 3 t**2)) @ W``, ``t = ta
 
 import numpy as np
 
-from .._harness import Workload, register
+from .._harness import Workload, fntorch_array, jax_array, register, torch_array
 from ._jit import TORCH_COMPILE_SLOW
 
 N = 100
@@ -27,6 +27,7 @@ W7 = register(
     Workload(
         "W7",
         "Hessian of sum(tanh(W @ x)**2), n=100, jit and no jit",
+        gpu=True,
         make_inputs=make_inputs,
         rtol=1e-3,
         atol=1e-4,
@@ -38,7 +39,7 @@ W7 = register(
 def _fntorch(inputs):
     import fntorch as ft
 
-    w, x = ft.asarray(inputs["w"]), ft.asarray(inputs["x"])
+    w, x = fntorch_array(inputs["w"]), fntorch_array(inputs["x"])
     hess = ft.hessian(lambda x: ft.sum(ft.tanh(w @ x) ** 2))
     return lambda: hess(x)
 
@@ -60,7 +61,7 @@ def _torch(inputs):
     import torch
     from torch.func import hessian
 
-    w, x = torch.from_numpy(inputs["w"]), torch.from_numpy(inputs["x"])
+    w, x = torch_array(inputs["w"]), torch_array(inputs["x"])
     hess = hessian(lambda x: torch.sum(torch.tanh(w @ x) ** 2))
     return lambda: hess(x)
 
@@ -70,7 +71,7 @@ def _jax(inputs):
     import jax
     import jax.numpy as jnp
 
-    w, x = jnp.asarray(inputs["w"]), jnp.asarray(inputs["x"])
+    w, x = jax_array(inputs["w"]), jax_array(inputs["x"])
     hess = jax.hessian(lambda x: jnp.sum(jnp.tanh(w @ x) ** 2))
     return lambda: hess(x)
 
@@ -99,7 +100,7 @@ def _fntorch_jit(inputs):
 
     # W is an argument (not a closed-over constant), as in the JAX and PyTorch rows.
     hess = ft.jit(ft.hessian(f, argnums=1))
-    return fntorch_jit_thunk(hess, ft.asarray(inputs["w"]), ft.asarray(inputs["x"]))
+    return fntorch_jit_thunk(hess, fntorch_array(inputs["w"]), fntorch_array(inputs["x"]))
 
 
 @W7.impl("torch", mode="jit", label="torch.compile(torch.func)", slow=TORCH_COMPILE_SLOW)
@@ -108,7 +109,7 @@ def _torch_compile(inputs):
     from torch.func import hessian
 
     hess = torch.compile(hessian(lambda w, x: torch.sum(torch.tanh(w @ x) ** 2), argnums=1))
-    w, x = torch.from_numpy(inputs["w"]), torch.from_numpy(inputs["x"])
+    w, x = torch_array(inputs["w"]), torch_array(inputs["x"])
     return lambda: hess(w, x)
 
 
@@ -118,5 +119,5 @@ def _jax_jit(inputs):
     import jax.numpy as jnp
 
     hess = jax.jit(jax.hessian(lambda w, x: jnp.sum(jnp.tanh(w @ x) ** 2), argnums=1))
-    w, x = jnp.asarray(inputs["w"]), jnp.asarray(inputs["x"])
+    w, x = jax_array(inputs["w"]), jax_array(inputs["x"])
     return lambda: hess(w, x)

@@ -11,7 +11,7 @@ loop, ``torch.autograd.grad``). Registered as 'not yet available' while fntorch 
 
 import numpy as np
 
-from .._harness import Workload, register
+from .._harness import Workload, fntorch_array, jax_array, register, torch_array
 
 HIDDEN, INPUT, STEPS, BATCH = 256, 64, 100, 32
 TITLE = "tanh RNN h256 i64, 100 steps, batch 32, scan forward + gradient, jit"
@@ -41,7 +41,7 @@ def _has_scan() -> bool:
 if not _has_scan():
     W8 = register(Workload("W8", TITLE, pending="needs ft.scan (issue 5)"))
 else:
-    W8 = register(Workload("W8", TITLE, make_inputs=make_inputs, rtol=1e-3, atol=1e-4))
+    W8 = register(Workload("W8", TITLE, make_inputs=make_inputs, rtol=1e-3, atol=1e-4, gpu=True))
 
     @W8.impl("fntorch", mode="jit")
     def _fntorch(inputs):
@@ -57,8 +57,8 @@ else:
             return ft.sum(h)
 
         f = ft.jit(ft.value_and_grad(loss))
-        params = {k: ft.asarray(v) for k, v in inputs["params"].items()}
-        return fntorch_jit_thunk(f, params, ft.asarray(inputs["xs"]))
+        params = {k: fntorch_array(v) for k, v in inputs["params"].items()}
+        return fntorch_jit_thunk(f, params, fntorch_array(inputs["xs"]))
 
     @W8.impl("numpy", label="by hand, BPTT")
     def _numpy(inputs):
@@ -93,16 +93,16 @@ else:
             return jnp.sum(h)
 
         f = jax.jit(jax.value_and_grad(loss))
-        params = {k: jnp.asarray(v) for k, v in inputs["params"].items()}
-        xs = jnp.asarray(inputs["xs"])
+        params = {k: jax_array(v) for k, v in inputs["params"].items()}
+        xs = jax_array(inputs["xs"])
         return lambda: f(params, xs)
 
     @W8.impl("torch", label="eager loop, autograd.grad")
     def _torch(inputs):
         import torch
 
-        p = {k: torch.from_numpy(v).requires_grad_() for k, v in inputs["params"].items()}
-        xs = torch.from_numpy(inputs["xs"])
+        p = {k: torch_array(v).requires_grad_() for k, v in inputs["params"].items()}
+        xs = torch_array(inputs["xs"])
 
         def run():
             h = torch.zeros(BATCH, HIDDEN)

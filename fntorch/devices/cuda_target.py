@@ -133,6 +133,24 @@ class CudaTarget:
         return _Products()
 
     # ------------------------------------------------------------- CUDA's own
+    def synchronize(self) -> None:
+        """Waits for every kernel and copy queued on this GPU (``ft.cuda.synchronize``)."""
+        self.cupy().cuda.Device(self.index).synchronize()
+
+    def properties(self) -> dict:
+        """The CUDA runtime's device properties (name, memory, capability)."""
+        return self.cupy().cuda.runtime.getDeviceProperties(self.index)
+
+    def memory_allocated(self) -> int:
+        """Bytes held by live buffers in CuPy's memory pool (``ft.cuda.memory_allocated``)."""
+        with self.cupy().cuda.Device(self.index):
+            return int(self.cupy().get_default_memory_pool().used_bytes())
+
+    def empty_cache(self) -> None:
+        """Returns the pool's unused blocks to the driver (``ft.cuda.empty_cache``)."""
+        with self.cupy().cuda.Device(self.index):
+            self.cupy().get_default_memory_pool().free_all_blocks()
+
     def kernel(self, spec):
         """The ``CudaKernel`` of ``spec`` on this target (memoized in memory)."""
         from ..lowering import cache
