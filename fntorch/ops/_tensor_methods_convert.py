@@ -208,6 +208,16 @@ def element_size(self):
     return self.dtype.itemsize
 
 
+def _nbytes(self):
+    """The bytes the elements take: ``numel() * element_size()`` (PyTorch's ``t.nbytes``).
+
+    >>> import fntorch as ft
+    >>> ft.zeros((2, 3)).nbytes
+    24
+    """
+    return self.size * self.dtype.itemsize
+
+
 def is_floating_point(self):
     """Whether the dtype is a float dtype.
 
@@ -258,5 +268,6 @@ def new_tensor(self, data, *, dtype=None, device=None):
 for _f in (astype, to, to_device, cpu, cuda, type_as, clone, detach, contiguous, dim, numel,
            element_size, is_floating_point, new_full, new_tensor):  # fmt: skip
     _attach(_f.__name__, _f)
+_attach("nbytes", property(_nbytes))
 for _name in ("zeros", "ones", "empty"):
     _attach(f"new_{_name}", _new(_name))
