@@ -28,6 +28,7 @@ the new tape's treats them as constants.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 
@@ -35,7 +36,15 @@ import numpy as np
 
 from ..fx import core
 from ..fx.cell import scopes as _cell_scopes
-from ..fx.core import EVAL_TRACE, Tensor, Tracer, _new_tensor, set_current_trace
+from ..fx.core import (
+    EVAL_TRACE,
+    Tensor,
+    Tracer,
+    _new_tensor,
+    constant_device,
+    set_current_trace,
+)
+from ..fx.device import default_device, host_device
 from ..fx.graph import GraphTrace, GraphTracer
 from ..transforms.ad import JVPTrace, JVPTracer, Zero, backward_pass, is_differentiable
 from ..transforms.autodiff import vjp
@@ -355,12 +364,18 @@ def _release(outputs, tape) -> None:
         fn.args = None
 
 
+_no_context = contextlib.nullcontext
+
+
 def _transpose(outputs, cotangents, retain_graph):
     """``[(cell, cotangent)]`` of the cells the ``outputs`` (TapeTensors of one tape) were
     computed from."""
     tape = _tape_of(outputs)
     g = tape.graph.to_graph([o._tangent for o in outputs])
-    with set_current_trace(tape.graph.parent):
+    # The zeros the transpose rules make (broadcast from a scalar) stand for values of
+    # the cotangents' device: made there, as in ``vjp``.
+    dev = constant_device(*cotangents)
+    with set_current_trace(tape.graph.parent), default_device(dev) if dev else _no_context():
         cts = backward_pass(g, list(cotangents))
     pairs = [(cell, ct) for (cell, _), ct in zip(tape.leaves, cts) if type(ct) is not Zero]
     if not retain_graph:
@@ -454,7 +469,9 @@ def _cotangent(out, g, where, create_graph=False):
                 f"{where}: grad can be implicitly created only for scalar outputs; pass "
                 f"gradient= (a tensor of shape {tuple(out.shape)})"
             )
-        return _new_tensor(np.ones((), out.dtype))
+        one, dev = np.ones((), out.dtype), out.device  # None: staged, of no known device
+        # the seed lives beside the loss (a GPU loss gets a GPU one)
+        return _new_tensor(one if dev is None or dev is host_device() else dev.put(one))
     g = g if isinstance(g, Tensor) else _new_tensor(np.asarray(g, out.dtype))
     if tuple(g.shape) != tuple(out.shape):
         raise RuntimeError(

@@ -238,7 +238,7 @@ def dropout(input, p: float = 0.5, *args, key=None, training=None, inplace=False
     if key is None:
         from ..random._torch_style import draw_key
 
-        key = draw_key()
+        key = draw_key(device=x.device)
     keep = _random.bernoulli(key, 1.0 - p, x.shape)
     return _api.where(keep, x / (1.0 - p), _api.zeros_like(x))
 
@@ -257,7 +257,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
     idx = _t(input)
     if padding_idx is not None:
         pad = padding_idx % weight.shape[0]
-        mask = (_api.arange(weight.shape[0]) == pad)[:, None]
+        mask = (_api.arange(weight.shape[0], device=weight.device) == pad)[:, None]
         weight = _api.where(mask, _lax.stop_gradient(weight), weight)
     return _api.take(weight, idx, axis=0)
 
@@ -271,7 +271,7 @@ def one_hot(tensor, num_classes: int = -1):
     """
     t = _t(tensor)
     n = int(_api.max(t)) + 1 if num_classes < 0 else num_classes
-    return (t[..., None] == _api.arange(n)).astype(_dt.int64)
+    return (t[..., None] == _api.arange(n, device=t.device)).astype(_dt.int64)
 
 
 # -------------------------------------------------------------------------- norms
@@ -480,7 +480,7 @@ def _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, div
     if count_include_pad and not ceil_mode:
         return total / math.prod(win)
     # PyTorch counts the explicit padding but not the ceil_mode overhang
-    ones = _api.ones(x.shape[-nsp:], dtype=x.dtype)
+    ones = _api.ones(x.shape[-nsp:], dtype=x.dtype, device=x.device)
     inner = [(lo, lo) if count_include_pad else (0, 0) for lo, _ in pads[-nsp:]]
     ones = _api.pad(ones, inner, constant_values=1.0) if count_include_pad else ones
     rest = [(lo - a, hi - b) for (lo, hi), (a, b) in zip(pads[-nsp:], inner)]

@@ -120,7 +120,7 @@ def multi_head_attention_forward(
     key_padding_mask = _additive(key_padding_mask, dtype, "key_padding_mask")
     attn_mask = _additive(attn_mask, dtype, "attn_mask")
     if is_causal and attn_mask is None:
-        causal = _api.triu(_api.ones((tgt_len, src_len), dtype=_dt.bool_), k=1)
+        causal = _api.triu(_api.ones((tgt_len, src_len), dtype=_dt.bool_, device=query.device), k=1)
         attn_mask = _additive(causal, dtype, "attn_mask")
 
     # the input projections
@@ -165,7 +165,7 @@ def multi_head_attention_forward(
     k = heads(k) if static_k is None else static_k
     v = heads(v) if static_v is None else static_v
     if add_zero_attn:
-        zeros = _api.zeros((bsz * num_heads, 1, head_dim), dtype=dtype)
+        zeros = _api.zeros((bsz * num_heads, 1, head_dim), dtype=dtype, device=k.device)
         k = _api.concat([k, zeros], axis=1)
         v = _api.concat([v, zeros], axis=1)
         attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)

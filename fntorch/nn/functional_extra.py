@@ -142,7 +142,7 @@ def _channel_dropout(input, p, training, where, nsp, key):  # noqa: A002
     if key is None:
         from ..random._torch_style import draw_key
 
-        key = draw_key()
+        key = draw_key(device=input.device)
     # one draw per (sample, channel): a whole feature map is kept or dropped
     shape = input.shape[: input.ndim - nsp] + (1,) * nsp
     keep = _random.bernoulli(key, 1.0 - p, shape)

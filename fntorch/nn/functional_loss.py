@@ -52,7 +52,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,  
         _api.take_along_axis(input, _api.expand_dims(safe, axis=c_axis), axis=c_axis),
         axis=c_axis,
     )
-    w = _api.ones(target.shape, dtype=input.dtype) if weight is None else _api.take(weight, safe)
+    w = (
+        _api.ones(target.shape, dtype=input.dtype, device=input.device)
+        if weight is None
+        else _api.take(weight, safe)
+    )
     w = _api.where(target == ignore_index, 0.0, w).astype(input.dtype)
     loss = -picked * w
     if reduction == "mean":
@@ -221,7 +225,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         value = _api.repeat(value, rep, axis=-3)
     scores = _api.matmul(query, _api.matrix_transpose(key)) * scale
     if is_causal:
-        causal = _api.tril(_api.ones((L, S), dtype=_dt.bool_))
+        causal = _api.tril(_api.ones((L, S), dtype=_dt.bool_, device=scores.device))
         scores = _api.where(causal, scores, -_api.inf)
     if attn_mask is not None:
         if attn_mask.dtype == _dt.bool_:

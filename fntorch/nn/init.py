@@ -159,7 +159,7 @@ def constant_(tensor, val):
     [0.5, 0.5]
     """
     c = _cell(tensor, "constant_", "ft.full(shape, val)")
-    return c.set_(_api.full(tuple(c.shape), val, dtype=c.dtype))
+    return c.set_(_api.full(tuple(c.shape), val, dtype=c.dtype, device=c.device))
 
 
 def ones_(tensor):
@@ -192,7 +192,7 @@ def eye_(tensor):
     c = _cell(tensor, "eye_", "ft.eye(n, m)")
     if c.ndim != 2:
         raise ValueError(f"nn.init.eye_: only 2-d tensors are supported, got shape {c.shape}")
-    return c.set_(_api.eye(c.shape[0], c.shape[1], dtype=c.dtype))
+    return c.set_(_api.eye(c.shape[0], c.shape[1], dtype=c.dtype, device=c.device))
 
 
 def dirac_(tensor, groups: int = 1):

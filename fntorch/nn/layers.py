@@ -414,10 +414,8 @@ class _BatchNorm(Module):
                 # own buffers, so a pure step can return the copy (``has_aux``) and
                 # keep them, as flax returns its ``batch_stats``.
                 buffers = self.__dict__["_buffers"]
-                buffers["running_mean"], buffers["running_var"] = (
-                    F._batch_norm_running_stats(
-                        input, self.running_mean, self.running_var, momentum
-                    )
+                buffers["running_mean"], buffers["running_var"] = F._batch_norm_running_stats(
+                    input, self.running_mean, self.running_var, momentum
                 )
                 if count is not None:
                     buffers["num_batches_tracked"] = count

@@ -176,7 +176,7 @@ class RNNBase(Module):
                 f"{self.input_size}, got {input.shape[-1]}"
             )
 
-    def _initial(self, hx, batch, unbatched, dtype):
+    def _initial(self, hx, batch, unbatched, dtype, device=None):
         """The initial states, each ``(layers * dirs, N, size)``: given, or zeros."""
         name = type(self).__name__
         n = self.num_layers * (2 if self.bidirectional else 1)
@@ -192,7 +192,7 @@ class RNNBase(Module):
         for i, size in enumerate(sizes):
             want = (n, size) if unbatched else (n, batch, size)
             if given is None:
-                out.append(_api.zeros((n, batch, size), dtype=dtype))
+                out.append(_api.zeros((n, batch, size), dtype=dtype, device=device))
                 continue
             h = given[i]
             if tuple(h.shape) != want:
@@ -210,7 +210,7 @@ class RNNBase(Module):
         x = input[:, None] if unbatched else input
         if self.batch_first and not unbatched:
             x = _api.moveaxis(x, 0, 1)
-        states = self._initial(hx, x.shape[1], unbatched, x.dtype)
+        states = self._initial(hx, x.shape[1], unbatched, x.dtype, x.device)
         step = _STEPS[self.mode]
         dirs = 2 if self.bidirectional else 1
         finals = [[] for _ in states]
@@ -350,7 +350,7 @@ class RNNCellBase(Module):
             )
         unbatched = input.ndim == 1
         x = input[None] if unbatched else input
-        zeros = _api.zeros((x.shape[0], self.hidden_size), dtype=x.dtype)
+        zeros = _api.zeros((x.shape[0], self.hidden_size), dtype=x.dtype, device=x.device)
         if hx is None:
             state = (zeros, zeros) if self._mode == "LSTM" else zeros
         else:

@@ -151,20 +151,24 @@ class Generator:
 default_generator = Generator(_name="global random key")
 
 
-def draw_key(generator: Generator | None = None) -> Tensor:
+def draw_key(generator: Generator | None = None, device=None) -> Tensor:
     """A key for one draw from ``generator`` (the global one when None): the shim's
-    randomness (``nn.init``, dropout) takes its keys here.
+    randomness (``nn.init``, dropout) takes its keys here. With ``device`` the key is
+    moved there, so the draw runs beside the tensor it is for (dropout on a GPU draws
+    its mask on the GPU: the bits are the same on every device).
 
     >>> import fntorch as ft
     >>> from fntorch.random._torch_style import draw_key
-    >>> draw_key().shape
-    (2,)
+    >>> draw_key().shape, draw_key(device=ft.device("cpu")).device.type
+    ((2,), 'cpu')
     """
     if generator is None:
-        return default_generator._next_key()
-    if not isinstance(generator, Generator):
+        key = default_generator._next_key()
+    elif not isinstance(generator, Generator):
         raise TypeError(f"generator must be an ft.Generator, got {type(generator).__name__}")
-    return generator._next_key()
+    else:
+        key = generator._next_key()
+    return key if device is None or key.device is device else key.to(device)
 
 
 def manual_seed(seed) -> Generator:
