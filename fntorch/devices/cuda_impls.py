@@ -8,8 +8,9 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
   ufuncs, comparisons, bitwise ops, sums/products/max/min/all/any, the structural and
   view primitives, ``select_n``, ``rsqrt``, ``logistic``, float ``div``/``rem``/``pow``,
   ``dot_general`` through ``cupy.einsum``, which calls cuBLAS);
+- *native* too: ``gather`` and ``scatter_add`` (``cuda_indexing``: no host sync);
 - *through the host*: every other primitive (integer division and shifts with XLA's
-  edge cases, erf/lgamma/digamma, gathers and scatters, sort, convolution, the
+  edge cases, erf/lgamma/digamma, the other scatters, sort, convolution, the
   cumulative scans, random bits, ...) copies its operands to the host, runs the CPU impl
   and copies the results back. Correct and bit-identical to the CPU (the random bits
   included), but slow: ``HOST_PRIMITIVES`` names them, so the gap is visible.
@@ -24,16 +25,20 @@ True
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from ..ops import _prims_control as pc
 from ..ops import _prims_elementwise as ew
+from ..ops import _prims_indexing as pi
 from ..ops import _prims_reduce as r
 from ..ops import _prims_structural as ps
 from ._device import cpu_impls
 from .cpu_elementwise import _UFUNCS
+from .cuda_indexing import indexing_impls
 
 # Names of the primitives computed natively by CuPy (the rest go through the host).
 NATIVE_NAMES = frozenset(
@@ -44,7 +49,8 @@ NATIVE_NAMES = frozenset(
         "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "rev",
         "slice", "concatenate", "copy", "stop_gradient", "select_n", "clamp", "max",
         "min", "dot_general", "cond", "while_loop", "scan", "jit_call", "rsqrt",
-        "logistic", "div (float)", "rem (float)", "pow (float)",
+        "logistic", "div (float)", "rem (float)", "pow (float)", "gather",
+        "scatter_add (float32/64, int32, uint32)",
     }
 )  # fmt: skip
 
@@ -178,6 +184,8 @@ def _native(cp) -> dict:
 
     impls[dot_general_p] = _dot_general(cp)
     impls.update(_control(cp))
+    host_scatter_add = _through_host(cp, cpu_impls[pi.scatter_add_p])
+    impls.update(indexing_impls(cp, host_scatter_add))
     return impls
 
 
@@ -193,7 +201,7 @@ def _dot_general(cp):
         # in the result dtype (int8 x int8 -> int32 accumulates in int32, as on the CPU)
         want = np.dtype(preferred_element_type or np.result_type(lhs.dtype, rhs.dtype))
         lhs, rhs = lhs.astype(want, copy=False), rhs.astype(want, copy=False)
-        size = lambda shape, dims: int(np.prod([shape[d] for d in dims], dtype=np.int64))
+        size = lambda shape, dims: math.prod(shape[d] for d in dims)
         nb, m, k, n = (
             size(lhs.shape, lb),
             size(lhs.shape, lf),

@@ -21,6 +21,7 @@ overhead is that of one Python call per step.
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import numpy as np
@@ -68,8 +69,7 @@ class CudaKernel:
         rank = spec.rank
         sizes = tuple(int(s) for s in sizes)
         m = rank - spec.reduce_rank
-        rows = int(np.prod(sizes[:m], dtype=np.int64))
-        total = int(np.prod(sizes, dtype=np.int64))
+        rows, total = math.prod(sizes[:m]), math.prod(sizes)  # np.prod: ~3 us a call
         work = rows if spec.reduce_rank else total
         if work == 0:
             return
