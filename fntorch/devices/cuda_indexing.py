@@ -77,7 +77,8 @@ def indexing_impls(cp, host_scatter_add) -> dict:
             inside &= (i >= 0) & (i < view.shape[k])
         tail = view.shape[len(axes) :]
         upd = cp.broadcast_to(updates, idx[0].shape + tail).astype(out.dtype, copy=False)
-        identity = np.array(-0.0 if out.dtype.kind == "f" else 0, out.dtype)
+        # a device scalar: CuPy takes no numpy arrays, and a Python one could widen upd
+        identity = cp.full((), -0.0 if out.dtype.kind == "f" else 0, out.dtype)
         upd = cp.where(inside.reshape(inside.shape + (1,) * len(tail)), upd, identity)
         clamped = tuple(cp.clip(i, 0, view.shape[k] - 1) for k, i in enumerate(idx))
         cupyx.scatter_add(view, clamped, upd)
