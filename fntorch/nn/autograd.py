@@ -33,6 +33,7 @@ import functools
 
 import numpy as np
 
+from ..fx import autocast as _fx_autocast
 from ..fx import core
 from ..fx.cell import scopes as _cell_scopes
 from ..fx.core import EVAL_TRACE, Tensor, Tracer, _new_tensor, set_current_trace
@@ -360,7 +361,8 @@ def _transpose(outputs, cotangents, retain_graph):
     computed from."""
     tape = _tape_of(outputs)
     g = tape.graph.to_graph([o._tangent for o in outputs])
-    with set_current_trace(tape.graph.parent):
+    # The backward runs in the dtypes the forward recorded, also inside ft.autocast.
+    with set_current_trace(tape.graph.parent), _fx_autocast.suspended():
         cts = backward_pass(g, list(cotangents))
     pairs = [(cell, ct) for (cell, _), ct in zip(tape.leaves, cts) if type(ct) is not Zero]
     if not retain_graph:
@@ -441,7 +443,7 @@ def _transpose_taped(outputs, cotangents, retain_graph, where):
     cells, f = _recompute(outputs, where)
     if not retain_graph:
         _release(outputs, tape)
-    with set_grad_enabled(True):
+    with set_grad_enabled(True), _fx_autocast.suspended():
         _, pullback = vjp(f, *cells)
         cts = pullback(list(cotangents))
     return list(zip(cells, cts))
