@@ -540,7 +540,9 @@ def _with_autocast(key: tuple) -> tuple:
     ac = _fx_autocast.cache_key()
     if ac is None:
         return key
-    return (key[0], key[1], (key[2], ac), *key[3:])
+    # a (where, type, value) entry like a static argument's, so that jit's miss
+    # explanations name it
+    return (key[0], key[1], (*key[2], ("(autocast)", tuple, ac)), *key[3:])
 
 
 def jit(fun: Callable, static_argnums=(), static_argnames=(), donate_argnums=()) -> JitFunction:
