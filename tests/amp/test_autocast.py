@@ -143,6 +143,10 @@ def test_errors_and_cuda_without_gpu():
             assert ft.cuda.amp.autocast().device_type == "cuda"
 
 
+def _lsm_sum(w):
+    return (F.log_softmax(ft.asarray(X) @ w, dim=-1).exp() * ft.asarray(W[:4])).sum()
+
+
 def test_cuda_policy_lists_softmax_and_reductions_as_float32():
     # The CUDA lists, checked on CPU tensors through a policy made for the "cuda" type
     # that applies to the host's tensors (the device filter is the only difference).
@@ -154,6 +158,7 @@ def test_cuda_policy_lists_softmax_and_reductions_as_float32():
             return True
 
     xb = ft.asarray(X).astype(ft.float16)
+    ref = ft.grad(_lsm_sum)(ft.asarray(W))
     token = fx_autocast.enter(_AnyDevice("cuda", ft.float16, True))
     try:
         assert F.softmax(xb, dim=-1).dtype == ft.float32
@@ -161,6 +166,14 @@ def test_cuda_policy_lists_softmax_and_reductions_as_float32():
         assert xb.sum().dtype == ft.float32 and ft.exp(xb).dtype == ft.float32
         assert F.relu(xb).dtype == ft.float16  # unlisted: follows its input
         assert (xb.astype(ft.float32) @ ft.asarray(W)).dtype == ft.float16
+        g = ft.grad(_lsm_sum)(ft.asarray(W))  # rules and transposes keep their dtypes
+        assert g.dtype == ft.float32
+        np.testing.assert_allclose(np.asarray(g), np.asarray(ref), rtol=2e-2, atol=2e-2)
+        lin = ft.nn.Linear(8, 8)
+        opt = ft.optim.Adam(lin.parameters(), lr=0.1)
+        F.mse_loss(lin(ft.asarray(X)), ft.zeros((4, 8))).backward()
+        opt.step()  # the update itself is never autocast
+        assert lin.weight.dtype == ft.float32
     finally:
         fx_autocast.exit(token)
 
