@@ -281,3 +281,27 @@ def test_cache_reuses_a_frozen_weights_cast():
     np.testing.assert_array_equal(
         np.asarray(a.astype(ft.float32)), np.asarray(b.astype(ft.float32))
     )
+
+
+def test_compiled_training_step_with_autocast_matches_eager():
+    y = ft.asarray(np.arange(4) % 4)
+    results = []
+    for compiled in (False, True):
+        ft.manual_seed(0)
+        model = ft.nn.Sequential(ft.nn.Linear(8, 16), ft.nn.ReLU(), ft.nn.Linear(16, 4))
+        opt = ft.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y, model=model, opt=opt):
+            opt.zero_grad()
+            with ft.autocast("cpu"):
+                loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        run = ft.jit(step) if compiled else step
+        losses = [float(run(ft.asarray(X), y)) for _ in range(3)]
+        assert model[0].weight.dtype == ft.float32
+        results.append((losses, np.asarray(model[0].weight)))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-5, atol=1e-6)
