@@ -10,12 +10,13 @@ and ``jit`` are composable transforms over one small set of primitives.
 
 # Registers the CPU device and its impls. `ft.devices` is the function (from ops.api);
 # the room stays importable as `fntorch.devices`.
-from . import cuda, fx, nn, ops, optim, random, transforms, tree, utils
+from . import amp, cuda, fx, nn, ops, optim, random, transforms, tree, utils
 from . import devices as _devices
 
 # isort: split
 from . import debug, func, profiler
 from ._version import __version__
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .compile import compile  # noqa: A004 - torch.compile's name
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
@@ -62,6 +63,7 @@ __all__ = sorted(
     | {"autograd", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled"}
     | {"is_grad_enabled"}
     | {"save", "load"}
+    | {"autocast", "is_autocast_enabled", "get_autocast_dtype"}
     | {"finfo", "iinfo", "result_type", "float0"}
     | {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
     | {"float16", "bfloat16", "float32", "float64"}

@@ -13,6 +13,7 @@ True
 
 from __future__ import annotations
 
+from .amp import _cuda_amp as amp  # noqa: F401 - ft.cuda.amp, PyTorch's older spellings
 from .fx import device as _device
 
 __all__ = [

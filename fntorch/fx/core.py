@@ -119,7 +119,7 @@ def bind(prim: Primitive, *args, **params):
     >>> bind(ft.ops.lax.add_p, ft.ones(2), ft.ones(2)).tolist()
     [2.0, 2.0]
     """
-    return _current_trace.get().process_primitive(prim, args, params)
+    return prim.bind(*args, **params)  # the method, which ft.autocast may have swapped
 
 
 # ------------------------------------------------------------------------ tensors

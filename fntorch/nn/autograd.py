@@ -34,6 +34,7 @@ import functools
 
 import numpy as np
 
+from ..fx import autocast as _fx_autocast
 from ..fx import core
 from ..fx.cell import scopes as _cell_scopes
 from ..fx.core import (
@@ -373,9 +374,14 @@ def _transpose(outputs, cotangents, retain_graph):
     tape = _tape_of(outputs)
     g = tape.graph.to_graph([o._tangent for o in outputs])
     # The zeros the transpose rules make (broadcast from a scalar) stand for values of
-    # the cotangents' device: made there, as in ``vjp``.
+    # the cotangents' device: made there, as in ``vjp``. The backward runs in the dtypes
+    # the forward recorded, also inside ft.autocast.
     dev = constant_device(*cotangents)
-    with set_current_trace(tape.graph.parent), default_device(dev) if dev else _no_context():
+    with (
+        set_current_trace(tape.graph.parent),
+        default_device(dev) if dev else _no_context(),
+        _fx_autocast.suspended(),
+    ):
         cts = backward_pass(g, list(cotangents))
     pairs = [(cell, ct) for (cell, _), ct in zip(tape.leaves, cts) if type(ct) is not Zero]
     if not retain_graph:
@@ -456,7 +462,7 @@ def _transpose_taped(outputs, cotangents, retain_graph, where):
     cells, f = _recompute(outputs, where)
     if not retain_graph:
         _release(outputs, tape)
-    with set_grad_enabled(True):
+    with set_grad_enabled(True), _fx_autocast.suspended():
         _, pullback = vjp(f, *cells)
         cts = pullback(list(cotangents))
     return list(zip(cells, cts))

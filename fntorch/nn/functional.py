@@ -17,6 +17,7 @@ import math
 
 from .. import random as _random
 from ..fx import dtypes as _dt
+from ..fx.autocast import autocast_op as _autocast_op
 from ..fx.core import Tensor
 from ..ops import api as _api
 from ..ops import lax as _lax
@@ -47,6 +48,7 @@ def _tuple(v, n: int) -> tuple:
 # ---------------------------------------------------------------------- activations
 
 
+@_autocast_op("linear")
 def linear(input, weight, bias=None):  # noqa: A002 - PyTorch's names
     """``input @ weight.T + bias`` (PyTorch's ``F.linear``).
 
@@ -121,6 +123,7 @@ def silu(input, inplace: bool = False):  # noqa: A002
     return input * _api.sigmoid(input)
 
 
+@_autocast_op("softplus")
 def softplus(input, beta: float = 1.0, threshold: float = 20.0):  # noqa: A002
     """log(1 + exp(beta x)) / beta, linear above ``threshold`` (PyTorch's).
 
@@ -172,6 +175,7 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
     return _api.clip(input, min_val, max_val)
 
 
+@_autocast_op("softmax")
 def softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
     """Softmax over ``dim``.
 
@@ -183,6 +187,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
     return _api.softmax(x, axis=-1 if dim is None else dim)
 
 
+@_autocast_op("log_softmax")
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
     """Log of the softmax over ``dim``.
 
@@ -194,6 +199,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
     return _api.log_softmax(x, axis=-1 if dim is None else dim)
 
 
+@_autocast_op("normalize")
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12):  # noqa: A002
     """``x / max(||x||_p, eps)`` along ``dim``.
 
@@ -277,6 +283,7 @@ def one_hot(tensor, num_classes: int = -1):
 # -------------------------------------------------------------------------- norms
 
 
+@_autocast_op("layer_norm")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):  # noqa: A002
     """Normalizes over the last ``len(normalized_shape)`` dims (biased variance).
 
@@ -308,6 +315,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
     return y if weight is None else y * weight
 
 
+@_autocast_op("group_norm")
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):  # noqa: A002
     """Normalizes each of ``num_groups`` channel groups of ``(N, C, *)``.
 
@@ -405,6 +413,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nsp):  # noqa:
     return y
 
 
+@_autocast_op("conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
     """1-d cross-correlation over ``(N, C, L)`` (PyTorch's layouts).
 
@@ -415,6 +424,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@_autocast_op("conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
     """2-d cross-correlation over ``(N, C, H, W)`` (PyTorch's layouts).
 

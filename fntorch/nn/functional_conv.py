@@ -14,6 +14,7 @@ padded by ``dilation * (k - 1) - padding`` (plus ``output_padding`` at the end).
 
 from __future__ import annotations
 
+from ..fx.autocast import autocast_op as _autocast_op
 from ..fx.core import Tensor
 from ..ops import api as _api
 from ..ops import lax as _lax
@@ -90,6 +91,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     return y[0] if unbatched else y
 
 
+@_autocast_op("conv_transpose1d")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa: A002
                      groups=1, dilation=1):  # fmt: skip
     """1-d transposed convolution over ``(N, C_in, L)`` with ``weight`` of shape
@@ -104,6 +106,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            dilation, 1, "conv_transpose1d")  # fmt: skip
 
 
+@_autocast_op("conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa: A002
                      groups=1, dilation=1):  # fmt: skip
     """2-d transposed convolution over ``(N, C_in, H, W)`` with ``weight`` of shape

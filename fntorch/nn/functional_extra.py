@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .. import random as _random
+from ..fx.autocast import autocast_op as _autocast_op
 from ..fx.core import Tensor
 from ..ops import api as _api
 
@@ -89,6 +90,7 @@ def logsigmoid(input):  # noqa: A002
     return -_api.logaddexp(-input, 0.0)
 
 
+@_autocast_op("softmin")
 def softmin(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
     """``softmax(-x)`` over ``dim``.
 
@@ -114,6 +116,7 @@ def glu(input, dim: int = -1):  # noqa: A002
     return a * _api.sigmoid(b)
 
 
+@_autocast_op("prelu")
 def prelu(input, weight):  # noqa: A002
     """``x`` where positive, else ``weight * x``; ``weight`` has one entry, or one per
     channel (dim 1).
@@ -258,6 +261,7 @@ def pixel_shuffle(input, upscale_factor: int):  # noqa: A002
 # ---------------------------------------------------------------------------- distances
 
 
+@_autocast_op("cosine_similarity")
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """``<x1, x2> / max(|x1| |x2|, eps)`` along ``dim`` (PyTorch's, norms clamped).
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ..fx import dtypes as _dt
+from ..fx.autocast import autocast_op as _autocast_op
 from ..fx.core import Tensor
 from ..ops import api as _api
 
@@ -35,6 +36,7 @@ def _t(x):
     return x if isinstance(x, Tensor) else _api.asarray(x)
 
 
+@_autocast_op("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,  # noqa: A002
              reduce=None, reduction="mean"):  # fmt: skip
     """Negative log-likelihood of class indices ``target`` under log-probabilities
@@ -64,6 +66,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,  
     return _reduce(loss, reduction, "nll_loss")
 
 
+@_autocast_op("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,  # noqa: A002
                   reduce=None, reduction="mean", label_smoothing=0.0):  # fmt: skip
     """Cross-entropy of logits ``input`` (class dim 1) against class indices or class
@@ -104,6 +107,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return (1 - label_smoothing) * nll + label_smoothing / n_classes * smooth
 
 
+@_autocast_op("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):  # noqa: A002
     """Mean squared error.
 
@@ -114,6 +118,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _reduce((input - target) ** 2, reduction, "mse_loss")
 
 
+@_autocast_op("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):  # noqa: A002
     """Mean absolute error.
 
@@ -124,6 +129,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):  #
     return _reduce(_api.abs(input - target), reduction, "l1_loss")
 
 
+@_autocast_op("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
                    beta=1.0):  # fmt: skip
     """Quadratic below ``beta``, linear above (divided by ``beta``, as PyTorch).
@@ -139,6 +145,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(loss, reduction, "smooth_l1_loss")
 
 
+@_autocast_op("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa: A002
     """Quadratic below ``delta``, ``delta * (|d| - delta / 2)`` above.
 
@@ -152,6 +159,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa
     return _reduce(loss, reduction, "huber_loss")
 
 
+@_autocast_op("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
                          reduction="mean"):  # fmt: skip
     """BCE of probabilities ``input``; logs clamped at -100, as PyTorch.
@@ -169,6 +177,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction, "binary_cross_entropy")
 
 
+@_autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,  # noqa: A002
                                      reduce=None, reduction="mean", pos_weight=None):  # fmt: skip
     """BCE of logits, computed stably (``log(1 + exp(-|x|))``).
@@ -187,6 +196,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 
+@_autocast_op("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
            log_target=False):  # fmt: skip
     """KL divergence of ``target`` from log-probabilities ``input``.
@@ -206,6 +216,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # n
     return _reduce(loss, reduction, "kl_div")
 
 
+@_autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):  # fmt: skip
     """``softmax(q k^T * scale + mask) v`` over ``(..., L, E)`` queries and ``(..., S, E)``

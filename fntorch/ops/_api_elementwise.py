@@ -20,6 +20,7 @@ import operator
 import numpy as np
 
 from ..fx import dtypes as dt
+from ..fx.autocast import autocast_op as _autocast_op
 from . import lax
 from ._api_common import _int_range, cast, is_pyscalar, operand, promote, promote_dtype
 from ._api_creation import asarray
@@ -267,6 +268,7 @@ def nextafter(x1, x2, /):
     return lax.nextafter(a, b)
 
 
+@_autocast_op("pow")
 def pow(x1, x2, /):  # noqa: A001 - the standard's name
     """Elementwise ``x1 ** x2``; a Python int exponent stays exact (``integer_pow``).
 

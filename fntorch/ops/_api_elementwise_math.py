@@ -16,6 +16,7 @@ import math
 import reprlib
 
 from ..fx import dtypes as dt
+from ..fx.autocast import autocast_op as _autocast_op
 from . import lax
 from ._api_common import cast, is_pyscalar, operand
 from ._api_creation import asarray
@@ -92,34 +93,35 @@ def _make_float_unary(name, fn, example_in, example_out):
     return f
 
 
-exp = _make_float_unary("exp", lax.exp, "[0.0]", "[1.0]")
+exp = _autocast_op("exp")(_make_float_unary("exp", lax.exp, "[0.0]", "[1.0]"))
 exp2 = _make_float_unary("exp2", lax.exp2, "[3.0]", "[8.0]")
-expm1 = _make_float_unary("expm1", lax.expm1, "[0.0]", "[0.0]")
-log = _make_float_unary("log", lax.log, "[1.0]", "[0.0]")
-log1p = _make_float_unary("log1p", lax.log1p, "[0.0]", "[0.0]")
+expm1 = _autocast_op("expm1")(_make_float_unary("expm1", lax.expm1, "[0.0]", "[0.0]"))
+log = _autocast_op("log")(_make_float_unary("log", lax.log, "[1.0]", "[0.0]"))
+log1p = _autocast_op("log1p")(_make_float_unary("log1p", lax.log1p, "[0.0]", "[0.0]"))
 sqrt = _make_float_unary("sqrt", lax.sqrt, "[4.0]", "[2.0]")
-rsqrt = _make_float_unary("rsqrt", lax.rsqrt, "[4.0]", "[0.5]")
+rsqrt = _autocast_op("rsqrt")(_make_float_unary("rsqrt", lax.rsqrt, "[4.0]", "[0.5]"))
 cbrt = _make_float_unary("cbrt", lax.cbrt, "[8.0]", "[2.0]")
 sin = _make_float_unary("sin", lax.sin, "[0.0]", "[0.0]")
 cos = _make_float_unary("cos", lax.cos, "[0.0]", "[1.0]")
-tan = _make_float_unary("tan", lax.tan, "[0.0]", "[0.0]")
-asin = _make_float_unary("asin", lax.asin, "[0.0]", "[0.0]")
-acos = _make_float_unary("acos", lax.acos, "[1.0]", "[0.0]")
+tan = _autocast_op("tan")(_make_float_unary("tan", lax.tan, "[0.0]", "[0.0]"))
+asin = _autocast_op("asin")(_make_float_unary("asin", lax.asin, "[0.0]", "[0.0]"))
+acos = _autocast_op("acos")(_make_float_unary("acos", lax.acos, "[1.0]", "[0.0]"))
 atan = _make_float_unary("atan", lax.atan, "[0.0]", "[0.0]")
-sinh = _make_float_unary("sinh", lax.sinh, "[0.0]", "[0.0]")
-cosh = _make_float_unary("cosh", lax.cosh, "[0.0]", "[1.0]")
+sinh = _autocast_op("sinh")(_make_float_unary("sinh", lax.sinh, "[0.0]", "[0.0]"))
+cosh = _autocast_op("cosh")(_make_float_unary("cosh", lax.cosh, "[0.0]", "[1.0]"))
 tanh = _make_float_unary("tanh", lax.tanh, "[0.0]", "[0.0]")
 asinh = _make_float_unary("asinh", lax.asinh, "[0.0]", "[0.0]")
 acosh = _make_float_unary("acosh", lax.acosh, "[1.0]", "[0.0]")
 atanh = _make_float_unary("atanh", lax.atanh, "[0.0]", "[0.0]")
 sigmoid = _make_float_unary("sigmoid", lax.logistic, "[0.0]", "[0.5]")
 erf = _make_float_unary("erf", lax.erf, "[0.0]", "[0.0]")
-erfinv = _make_float_unary("erfinv", lax.erf_inv, "[0.0]", "[0.0]")
+erfinv = _autocast_op("erfinv")(_make_float_unary("erfinv", lax.erf_inv, "[0.0]", "[0.0]"))
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 
+@_autocast_op("log2")
 def log2(x, /):
     """Elementwise base-2 logarithm.
 
@@ -131,6 +133,7 @@ def log2(x, /):
     return lax.div(lax.log(x), cast(_LN2, x.dtype))
 
 
+@_autocast_op("log10")
 def log10(x, /):
     """Elementwise base-10 logarithm.
 
@@ -205,6 +208,7 @@ def sign(x, /):
     return lax.sign(x)
 
 
+@_autocast_op("reciprocal")
 def reciprocal(x, /):
     """Elementwise ``1 / x`` (integers give float32).
 

@@ -9,6 +9,7 @@ import string
 import numpy as np
 
 from ..fx import dtypes as dt
+from ..fx.autocast import autocast_op as _autocast_op
 from ..fx.core import Tensor
 from . import lax
 from ._api_common import cast, is_pyscalar, normalize_axis, operand, promote_dtype
@@ -40,6 +41,7 @@ def _total(x, axes):
     return lax.reduce_or(x, axes) if x.dtype == dt.bool_ else lax.reduce_sum(x, axes)
 
 
+@_autocast_op("matmul")
 def matmul(x1, x2, /) -> Tensor:
     """Matrix product with the standard's rules: 1-d operands are vectors (their added dim
     is removed again), leading dims broadcast.

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..fx import dtypes as dt
+from ..fx.autocast import autocast_op as _autocast_op
 from ..fx.core import Tensor
 from . import _prims_decomp as d
 from ._api_common import cast
@@ -213,6 +214,7 @@ def _parity(pivots, dtype):
 # -------------------------------------------------------------------- decompositions
 
 
+@_autocast_op("cholesky")
 def cholesky(x, /, *, upper: bool = False) -> Tensor:
     """Cholesky factor of a symmetric positive-definite ``x``: lower ``L`` with
     ``x = L @ L.mT`` (or upper ``U = L.mT``); NaN where ``x`` is not positive definite.
@@ -324,6 +326,7 @@ def slogdet(x, /) -> SlogdetResult:
 # ------------------------------------------------------------------------------ solve
 
 
+@_autocast_op("inv")
 def inv(x, /) -> Tensor:
     """Inverse of a square ``x`` (inf/NaN where it is singular).
 
@@ -480,6 +483,7 @@ def matrix_rank(x, /, *, rtol=None) -> Tensor:
     return sum(cast(s > _cutoff(s, _default_rtol(x, rtol)), dt.int64), axis=-1)
 
 
+@_autocast_op("pinv")
 def pinv(x, /, *, rtol=None) -> Tensor:
     """Moore-Penrose pseudo-inverse through the SVD; singular values at most ``rtol``
     times the largest count as zero (default ``max(m, n) * eps``, as the standard's).

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..fx.autocast import autocast_op as _autocast_op
 from ..fx.core import Tensor
 from ._api_common import cast, normalize_axes
 from ._api_linalg_ext import as_float, as_float_matrix
@@ -151,6 +152,7 @@ def diagonal(x, /, *, offset: int = 0) -> Tensor:
     return x[..., idx - builtins.min(offset, 0), idx + builtins.max(offset, 0)]
 
 
+@_autocast_op("trace")
 def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
     """Sum of the ``offset``-th diagonal of each matrix.
 

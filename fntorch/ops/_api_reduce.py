@@ -8,6 +8,7 @@ import builtins
 import numbers
 
 from ..fx import dtypes as dt
+from ..fx.autocast import autocast_op as _autocast_op
 from ..fx.core import Tensor
 from . import lax
 from ._api_common import (
@@ -63,7 +64,7 @@ def _reduction(name, reducer):
     return f
 
 
-sum = _reduction("sum", lax.reduce_sum)  # noqa: A001 - the standard's name
+sum = _autocast_op("sum")(_reduction("sum", lax.reduce_sum))  # noqa: A001 - the standard's name
 sum.__name__ = sum.__qualname__ = "sum"
 sum.__doc__ = """Sum over ``axis`` (all when None); small ints accumulate as int64.
 
@@ -71,7 +72,7 @@ sum.__doc__ = """Sum over ``axis`` (all when None); small ints accumulate as int
     >>> ft.sum(ft.asarray([[1, 2], [3, 4]]), axis=0).tolist()
     [4, 6]
     """
-prod = _reduction("prod", lax.reduce_prod)
+prod = _autocast_op("prod")(_reduction("prod", lax.reduce_prod))
 prod.__name__ = prod.__qualname__ = "prod"
 prod.__doc__ = """Product over ``axis`` (all when None); small ints accumulate as int64.
 
@@ -294,6 +295,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = Fals
     return _scan("cumulative_prod", lax.cumprod, x, axis, dtype, include_initial, 1)
 
 
+@_autocast_op("cumsum")
 def cumsum(x, /, axis=None, *, dtype=None) -> Tensor:
     """Running sum along ``axis``, of the flattened tensor when None (numpy's ``cumsum``).
 
@@ -304,6 +306,7 @@ def cumsum(x, /, axis=None, *, dtype=None) -> Tensor:
     return _scan("cumsum", lax.cumsum, x, axis, dtype)
 
 
+@_autocast_op("cumprod")
 def cumprod(x, /, axis=None, *, dtype=None) -> Tensor:
     """Running product along ``axis``, of the flattened tensor when None.
 
@@ -512,6 +515,7 @@ def logsumexp(x, /, *, axis=None, keepdims: bool = False) -> Tensor:
     return _keep(cast(lax.add(lax.log(s), m), out), axes, keepdims)
 
 
+@_autocast_op("softmax")
 def softmax(x, /, axis=-1) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``axis`` (an int or a tuple), computed stably.
 
@@ -526,6 +530,7 @@ def softmax(x, /, axis=-1) -> Tensor:
     return cast(lax.div(e, lax.expand_dims(lax.reduce_sum(e, axes), axes)), out)
 
 
+@_autocast_op("log_softmax")
 def log_softmax(x, /, axis=-1) -> Tensor:
     """``x - logsumexp(x)`` along ``axis``, computed stably.
 

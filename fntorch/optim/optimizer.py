@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..fx import autocast as _fx_autocast
 from ..fx.cell import Cell
 from ..fx.core import Tensor
 from ..ops import api
@@ -171,15 +172,17 @@ class Optimizer:
         0.9
         """
         loss = closure() if closure is not None else None
-        items_by_group = [(group, self._items(group)) for group in self.param_groups]
-        if _fused.fused_step(self, items_by_group):
-            return loss
-        update = RULES[self.rule][1]
-        for group, items in items_by_group:
-            for p, value, grad, state in items:
-                new_value, new_state = update(value, grad, state, group)
-                self._write_state(p, new_state)
-                p.data = new_value
+        # The update is never autocast (PyTorch's in-place updates are not eligible).
+        with _fx_autocast.suspended():
+            items_by_group = [(group, self._items(group)) for group in self.param_groups]
+            if _fused.fused_step(self, items_by_group):
+                return loss
+            update = RULES[self.rule][1]
+            for group, items in items_by_group:
+                for p, value, grad, state in items:
+                    new_value, new_state = update(value, grad, state, group)
+                    self._write_state(p, new_state)
+                    p.data = new_value
         return loss
 
     def _items(self, group: dict) -> list:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..fx import autocast as _fx_autocast
 from ..fx import dtypes as dt
 from ..fx.core import (
     ShapedArray,
@@ -266,8 +267,14 @@ def backward_pass(graph, cts_out: list) -> list:
 
     Every equation of a linear graph (from `linearize`) has at least one linear input;
     its other inputs are constants. Work runs under the current trace, so the cotangent
-    computation can itself be differentiated or batched.
+    computation can itself be differentiated or batched. An ``ft.autocast`` policy is
+    suspended meanwhile: the transposes keep the dtypes the forward recorded.
     """
+    with _fx_autocast.suspended():
+        return _backward_pass(graph, cts_out)
+
+
+def _backward_pass(graph, cts_out: list) -> list:
     consts = {v.id: c for v, c in zip(graph.constvars, graph.consts)}
     ct_env: dict[int, object] = {}
 

@@ -47,6 +47,7 @@ import numpy as np
 import optree
 
 from .. import tree as tree_util
+from ..fx import autocast as _fx_autocast
 from ..fx import core as _fx_core
 from ..fx.core import (
     EVAL_TRACE,
@@ -260,6 +261,8 @@ class JitFunction(_ArgumentKeys):
         if got is None:
             return self._call_traced(args, kwargs)
         key, bufs, leaves, split = got
+        if _fx_autocast._open[0]:  # a program traced under autocast is kept apart
+            key = _with_autocast(key)
         for x in leaves:
             if type(x) is not Tensor and getattr(
                 x, "_taped", False
@@ -319,7 +322,7 @@ class JitFunction(_ArgumentKeys):
             sig.append(
                 (tuple(a.shape), a.dtype, True) if a.weak_type else (tuple(a.shape), a.dtype)
             )
-        key = (treedef, tuple(sig), static_key)
+        key = _with_autocast((treedef, tuple(sig), static_key))
         got = self._graphs.get(key)
         if got is not None and got[3] is not None and got[3].buffers() is None:
             got = None  # a cell it reads changed its shape or dtype, or is gone
@@ -398,9 +401,10 @@ class JitFunction(_ArgumentKeys):
                 "None); call the function without jit, or move its arguments to a device "
                 "that has one"
             )
-        program = compile_graph(
-            graph, device.target, donated=donate_flat, backend=config.kernel_backend
-        )
+        with _fx_autocast.suspended():  # folding binds the graph's own dtypes
+            program = compile_graph(
+                graph, device.target, donated=donate_flat, backend=config.kernel_backend
+            )
         plan = program.plan
         g = plan.graph
         if _profile_hook is not None:
@@ -509,6 +513,7 @@ class JitFunction(_ArgumentKeys):
         if got is None:
             raise TypeError(f"jit({self._name}).lower: arguments must be concrete, not tracers")
         key, _, _, split = got
+        key = _with_autocast(key)
         entry = self._cache.get(key) or self._compile(key, args, kwargs, split)
         return Lowered(self, entry)
 
@@ -526,6 +531,18 @@ class JitFunction(_ArgumentKeys):
         self._graphs.clear()
         self._last_key = None
         self._history.clear()
+
+
+def _with_autocast(key: tuple) -> tuple:
+    """``key`` with the autocast policy in force (``fx/autocast.py``) in its static part:
+    the same arguments trace again under another policy, since the casts are in the graph.
+    """
+    ac = _fx_autocast.cache_key()
+    if ac is None:
+        return key
+    # a (where, type, value) entry like a static argument's, so that jit's miss
+    # explanations name it
+    return (key[0], key[1], (*key[2], ("(autocast)", tuple, ac)), *key[3:])
 
 
 def jit(fun: Callable, static_argnums=(), static_argnames=(), donate_argnums=()) -> JitFunction:
