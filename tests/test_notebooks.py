@@ -39,6 +39,11 @@ def test_notebook_runs_and_shows_its_figures(path, monkeypatch):
     path_now = os.environ.get("PYTHONPATH")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), path_now])))
     nb = nbformat.read(path, as_version=4)
+    if "cuda" in nb.metadata.get("fntorch", {}).get("requires", []):
+        import fntorch as ft
+
+        if not ft.cuda.is_available():
+            pytest.skip(f"{path.name} needs a GPU (it runs on the device machine)")
     source = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert "matplotlib.use(" not in source, f"{path.name} sets matplotlib's backend"
     client = nbclient.NotebookClient(
