@@ -277,6 +277,34 @@ def _clamp(lo, x, hi):
 cpu_impls[ew.clamp_p] = _clamp
 
 
+# ------------------------------------------------------------------ complex parts
+
+
+def _real(x):
+    return np.real(x)
+
+
+def _imag(x):
+    # numpy's imag of a real array is a read-only zero view; a fresh zeros keeps buffers
+    # plain arrays.
+    return np.imag(x) if np.iscomplexobj(x) else np.zeros_like(x)
+
+
+def _complex(x, y):
+    dtype = dt.complex_dtype(np.asarray(x).dtype)
+    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+    out = np.empty(shape, dtype)
+    out.real = x
+    out.imag = y
+    return out
+
+
+cpu_impls[ew.real_p] = _real
+cpu_impls[ew.imag_p] = _imag
+cpu_impls[ew.conj_p] = np.conjugate
+cpu_impls[ew.complex_p] = _complex
+
+
 # ------------------------------------------- special functions, in float64 and cast back
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)

@@ -22,9 +22,12 @@ from ..fx.device import host_device
 from . import lax
 
 
+_PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+
 def is_pyscalar(x) -> bool:
-    """A Python bool, int or float (numpy scalars are not: they carry a dtype)."""
-    return isinstance(x, (builtins.bool, builtins.int, builtins.float)) and not isinstance(
+    """A Python bool, int, float or complex (numpy scalars are not: they carry a dtype)."""
+    return isinstance(x, _PY_SCALARS) and not isinstance(
         x, np.generic
     )
 

@@ -136,7 +136,7 @@ def asarray(obj, dtype=None, device=None, copy=None) -> Tensor:
         if any(isinstance(leaf, Tensor) for leaf in leaves):
             return _stack_nested(obj, dtype, device)
         arr = _from_python("asarray", obj, dtype or _infer_dtype(leaves))
-    elif isinstance(obj, (complex, str, bytes)):
+    elif isinstance(obj, (str, bytes)):
         raise _unsupported("asarray", type(obj).__name__)
     else:
         if hasattr(obj, "detach"):  # a torch tensor that requires grad

@@ -39,7 +39,7 @@ __all__ = [
 def _binary_args(name, x1, x2, *, floating=False):
     a, b = _operand(name, x1, "x1"), _operand(name, x2, "x2")
     dtype = promote_dtype(name, a, b)
-    if floating and not dt.is_float(dtype):
+    if floating and not dt.is_inexact(dtype):
         dtype = dt.default_float
     return promote(name, a, b, dtype=dtype)
 
@@ -281,7 +281,7 @@ def pow(x1, x2, /):  # noqa: A001 - the standard's name
                 f"pow: an integer tensor ({x.dtype}) cannot be raised to the negative power "
                 f"{x2} (numpy refuses it too); cast it to a float dtype first"
             )
-        if x.dtype != dt.bool_ and (x2 >= 0 or dt.is_float(x.dtype)):
+        if x.dtype != dt.bool_ and (x2 >= 0 or dt.is_inexact(x.dtype)):
             return lax.integer_pow(x, x2)
     a, b = _binary_args("pow", x1, x2)
     return lax.pow(a, b)

@@ -73,7 +73,9 @@ def _doc_of(fname: str, method: str) -> str:
 
 # ------------------------------------------------------------------ operands, operators
 
-_OPERAND_TYPES = (Tensor, builtins.bool, builtins.int, builtins.float, np.ndarray, np.generic)
+_OPERAND_TYPES = (
+    Tensor, builtins.bool, builtins.int, builtins.float, builtins.complex, np.ndarray, np.generic,
+)  # fmt: skip
 
 
 def _binary(fname: str, reflected: bool):

@@ -48,8 +48,8 @@ _KINDS = {
     "unsigned integer": _dt.unsigned_dtypes,
     "integral": _dt.integer_dtypes,
     "real floating": _dt.float_dtypes,
-    "complex floating": (),
-    "numeric": _dt.integer_dtypes + _dt.float_dtypes,
+    "complex floating": _dt.complex_dtypes,
+    "numeric": _dt.integer_dtypes + _dt.float_dtypes + _dt.complex_dtypes,
 }
 
 
@@ -103,7 +103,7 @@ class _NamespaceInfo:
     def default_dtypes(self, *, device=None) -> dict:
         return {
             "real floating": _dt.default_float,
-            "complex floating": None,
+            "complex floating": _dt.default_complex,
             "integral": _dt.default_int,
             "indexing": _dt.int64,
         }
