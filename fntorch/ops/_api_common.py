@@ -21,15 +21,12 @@ from ..fx.core import ConcretizationError, Tensor, _new_tensor
 from ..fx.device import host_device
 from . import lax
 
-
 _PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 
 def is_pyscalar(x) -> bool:
     """A Python bool, int, float or complex (numpy scalars are not: they carry a dtype)."""
-    return isinstance(x, _PY_SCALARS) and not isinstance(
-        x, np.generic
-    )
+    return isinstance(x, _PY_SCALARS) and not isinstance(x, np.generic)
 
 
 def operand(x, asarray) -> Tensor | bool | int | float:

@@ -411,8 +411,9 @@ def linspace(start, stop, /, num: int, *, dtype=None, device=None, endpoint: boo
     num = as_index("linspace", "num", num)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
-    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
-    if not dt.is_float(dtype):
+    wide = np.complex128 if dt.is_complex(dtype) else np.float64
+    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=wide)
+    if not dt.is_inexact(dtype):
         values = np.floor(values)  # numpy rounds integer samples down, not toward zero
     return _put(values.astype(dtype), device)
 

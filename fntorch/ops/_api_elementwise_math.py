@@ -73,6 +73,7 @@ _KINDS = {
     "numeric": ("a numeric (integer or float)", lambda d: d != dt.bool_),
     "integral": ("an integer or bool", lambda d: d == dt.bool_ or dt.is_integer(d)),
     "integer": ("an integer", dt.is_integer),
+    "real": ("a real (not complex)", lambda d: not dt.is_complex(d)),
 }
 
 

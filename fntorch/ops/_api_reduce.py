@@ -88,7 +88,7 @@ def _acc_dtype(dtype):
 
 def _float_acc(x):
     """``x`` as a float tensor to accumulate in (half precision accumulates in float32)."""
-    out = x.dtype if dt.is_float(x.dtype) else dt.default_float
+    out = x.dtype if dt.is_inexact(x.dtype) else dt.default_float
     return cast(x, _acc_dtype(out)), out
 
 

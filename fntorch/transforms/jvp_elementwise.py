@@ -279,6 +279,8 @@ defjvp(ew.atanh_p, lambda t, x: lax.div(t, lax.mul(lax.sub(1.0, x), lax.add(x, 1
 defjvp2(ew.sqrt_p, lambda t, ans, x: lax.div(lax.mul(t, 0.5), ans))
 defjvp2(ew.rsqrt_p, lambda t, ans, x: lax.mul(t, lax.div(lax.mul(ans, -0.5), x)))
 defjvp2(ew.cbrt_p, lambda t, ans, x: lax.mul(t, lax.mul(lax.integer_pow(ans, -2), 1.0 / 3.0)))
+
+
 def _abs_jvp(t, x):
     if dt.is_complex(get_aval(x).dtype):
         # d|z| = Re(conj(z) dz) / |z| (0 at 0, where sign is 0), JAX's rule.
