@@ -1,7 +1,9 @@
 """``ft.linalg``: the Array API standard's linear algebra extension (2023.12), plus
 ``torch.linalg``'s ``solve_triangular``, ``lstsq``, ``lu_factor``, ``lu_solve``, ``norm``
-and ``multi_dot``. Real float32/float64 only: ``eig`` and ``eigvals``, whose results are
-complex, wait for complex dtypes.
+``multi_dot``, ``eig`` and ``eigvals`` (complex results). Every function but ``lstsq``,
+``lu_solve`` and ``solve_triangular`` takes complex matrices too; derivatives for them
+exist for ``det``, ``slogdet``, ``inv``, ``solve``, ``eigvals`` (JAX's rules) and raise
+NotImplementedError through ``cholesky``, ``eigh``, ``qr`` and ``svd``.
 
 Batched over leading dims, differentiable, batchable and compiled by ``ft.jit`` through
 the decomposition primitives of ``_prims_decomp`` (library steps under ``jit``).
@@ -12,6 +14,7 @@ the decomposition primitives of ``_prims_decomp`` (library steps under ``jit``).
 """
 
 from ._api_linalg import matmul, matrix_transpose, outer, tensordot, vecdot
+from ._api_linalg_eig import EigResult, eig, eigvals
 from ._api_linalg_ext import (
     EighResult,
     LstsqResult,
@@ -51,6 +54,7 @@ __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
     "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr",
     "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
-    "solve_triangular", "lstsq", "lu_factor", "lu_solve", "norm", "multi_dot",
-    "EighResult", "QRResult", "SVDResult", "SlogdetResult", "LUFactorResult", "LstsqResult",
+    "solve_triangular", "lstsq", "lu_factor", "lu_solve", "norm", "multi_dot", "eig",
+    "eigvals", "EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult",
+    "LUFactorResult", "LstsqResult",
 ]  # fmt: skip

@@ -18,6 +18,7 @@ from functools import partial
 
 import numpy as np
 
+from ..fx import dtypes as dt
 from ..fx.core import get_aval
 from ..ops import _prims_decomp as d
 from ..ops import lax
@@ -83,6 +84,15 @@ def _safe_reciprocal_gaps(diffs, n, dtype):
     return lax.sub(lax.div(np.asarray(1, dtype), lax.add(diffs, eye)), eye)
 
 
+def _real_only(name, x):
+    if dt.is_complex(get_aval(x).dtype):
+        raise NotImplementedError(
+            f"{name}: derivatives for complex inputs are not implemented (they need "
+            "conjugate transposes and phase terms); the forward computation works, and "
+            "det, slogdet, inv, solve and eigvals differentiate complex matrices"
+        )
+
+
 # ------------------------------------------------------------------------- cholesky
 
 
@@ -91,6 +101,7 @@ def _cholesky_jvp(primals, tangents):
     L = d.cholesky_p.bind(x)
     if type(t) is Zero:
         return L, Zero.like(L)
+    _real_only("cholesky", x)
     # L_dot = L phi(L^-1 S_dot L^-T), phi: the lower triangle with its diagonal halved
     # (Murray, arXiv:1602.07527).
     s = _mirror_lower(t)
@@ -112,6 +123,7 @@ def _eigh_jvp(primals, tangents):
     w, v = d.eigh_p.bind(x)
     if type(t) is Zero:
         return [w, v], [Zero.like(w), Zero.like(v)]
+    _real_only("eigh", x)
     n = x.shape[-1]
     dtype = get_aval(x).dtype
     # F[i, j] = 1 / (w[j] - w[i]) off the diagonal (repeated eigenvalues: inf, as JAX).
@@ -132,6 +144,7 @@ def _qr_jvp(primals, tangents, *, full_matrices):
     q, r = d.qr_p.bind(x, full_matrices=full_matrices)
     if type(dx) is Zero:
         return [q, r], [Zero.like(q), Zero.like(r)]
+    _real_only("qr", x)
     m, n = x.shape[-2:]
     if m < n or (full_matrices and m != n):
         raise NotImplementedError(
@@ -166,6 +179,7 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     outs = [s, U, Vt] if compute_uv else [s]
     if type(dA) is Zero:
         return outs, [Zero.like(o) for o in outs]
+    _real_only("svd", x)
     dtype = get_aval(x).dtype
     k = min(m, n)
     V = _T(Vt)
@@ -286,6 +300,41 @@ def _triangular_solve_transpose(ct, a, b, *, transpose_a, **params):
 transpose_rules[d.triangular_solve_p] = _triangular_solve_transpose
 
 
+# ------------------------------------------------------------------------------ eig
+
+
+def _eig_jvp(primals, tangents, *, vectors):
+    # JAX's rule (arXiv:1701.00392, eq. 4.60): dw = diag(V^-1 dA V). Eigenvectors have no
+    # derivative here, as in JAX: their phase is LAPACK's choice, not a smooth function.
+    (a,), (a_dot,) = primals, tangents
+    if vectors and type(a_dot) is not Zero:
+        raise NotImplementedError(
+            "eig: derivatives of the eigenvectors are not implemented (as in JAX), only of "
+            "the eigenvalues: use ft.linalg.eigvals, or eigh for a symmetric matrix"
+        )
+    outs = d.eig_p.bind(a, vectors=vectors)
+    if type(a_dot) is Zero:
+        return outs, [Zero.like(o) for o in outs]
+    w, v = d.eig_p.bind(a, vectors=True)
+    c = get_aval(v).dtype
+    vinv_da = _solve(v, lax.convert_element_type(a_dot, c))
+    nd = len(a.shape)
+    w_dot = lax.reduce_sum(lax.mul(vinv_da, _T(v)), (nd - 1,))
+    return [w], [w_dot]
+
+
+def _solve(a, b):
+    """``a^-1 b`` by ``lu`` and two triangular solves (complex allowed)."""
+    lu, _, perm = d.lu(a)
+    m = a.shape[-1]
+    p = lax.convert_element_type(lax.eq(_col(perm), np.arange(m, dtype=d.PIVOT_DTYPE)), b.dtype)
+    y = d.triangular_solve(lu, _mm(p, b), left_side=True, lower=True, unit_diagonal=True)
+    return d.triangular_solve(lu, y, left_side=True, lower=False)
+
+
+jvp_rules[d.eig_p] = _eig_jvp
+
+
 # ---------------------------------------------------------------------------- batch
 
 
@@ -295,5 +344,5 @@ def _front_batch(prim, axis_size, args, dims, **params):
     return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
 
 
-for _p in (d.cholesky_p, d.eigh_p, d.qr_p, d.svd_p, d.lu_p, d.triangular_solve_p):
+for _p in (d.cholesky_p, d.eigh_p, d.qr_p, d.svd_p, d.lu_p, d.triangular_solve_p, d.eig_p):
     batch_rules[_p] = partial(_front_batch, _p)

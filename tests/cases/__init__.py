@@ -121,6 +121,7 @@ def all_cases():
         control,
         debug,
         decomp,
+        decomp_complex,
         elementwise,
         fft,
         indexing,
@@ -130,7 +131,8 @@ def all_cases():
     )
 
     out = []
-    groups = (elementwise, complex, structural, indexing, reduce, linalg, decomp, fft, control)
+    groups = (elementwise, complex, structural, indexing, reduce, linalg, decomp, decomp_complex)
+    groups += (fft, control)
     for m in (*groups, debug):
         out.extend(getattr(m, "CASES", []))
     return out
