@@ -140,17 +140,23 @@ def as_index(name: str, what: str, value) -> int:
         raise TypeError(f"{name}: {what} must be an integer, got {value!r}") from None
 
 
+class AxisError(ValueError, IndexError):
+    """An axis out of range: a ValueError (fntorch's rule for shape errors) that is also
+    the IndexError the Array API standard names, as numpy's ``AxisError`` is both."""
+
+
 def normalize_axis(name: str, axis, ndim: int) -> int:
     """``axis`` as a non-negative int below ``ndim``.
 
-    Out of range: ValueError naming ``name``, the axis and the rank.
+    Out of range: `AxisError` (a ValueError and an IndexError) naming ``name``, the
+    axis and the rank.
 
     >>> normalize_axis("ft.sum", -1, 3)
     2
     """
     a = as_index(name, "axis", axis)
     if not -ndim <= a < ndim:
-        raise ValueError(
+        raise AxisError(
             f"{name}: axis {axis} is out of bounds for a tensor of rank {ndim} "
             f"(valid axes are {-ndim}..{ndim - 1})"
         )

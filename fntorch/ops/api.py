@@ -109,10 +109,11 @@ class _NamespaceInfo:
         }
 
     def dtypes(self, *, device=None, kind=None) -> dict:
+        # The standard's dtypes: float16 and bfloat16 are fntorch's extras, outside it.
         return {
             str(d) if d != _dt.bool_ else "bool": d
             for d in _dt.all_dtypes
-            if kind is None or isdtype(d, kind)
+            if d not in (_dt.float16, _dt.bfloat16) and (kind is None or isdtype(d, kind))
         }
 
     def devices(self) -> list:
