@@ -11,6 +11,8 @@ import builtins
 import math
 
 from ..fx import dtypes as _dt
+from ._api_complex import *  # noqa: F403
+from ._api_complex import __all__ as _complex
 from ._api_creation import *  # noqa: F403
 from ._api_creation import __all__ as _creation
 from ._api_device import *  # noqa: F403
@@ -135,6 +137,7 @@ def __array_namespace_info__() -> _NamespaceInfo:
 __all__ = sorted(
     set(
         _creation
+        + _complex
         + _device
         + _elementwise
         + _elementwise_math

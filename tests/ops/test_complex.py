@@ -203,3 +203,21 @@ def test_float_to_complex_cast_gradients():
     f = lambda x: ft.sum(ft.real(ft.astype(x, C128) * (1 + 2j)))  # noqa: E731
     g = ft.grad(f)(ft.asarray([1.0, 2.0], dtype=ft.float64))
     assert g.tolist() == [1.0, 1.0] and dt.is_float(g.dtype)
+
+
+def test_torch_constructors_and_views():
+    re, im = ft.asarray([1.0, -2.0], dtype=ft.float64), ft.asarray([0.5, 3.0], dtype=ft.float64)
+    z = ft.complex(re, im)
+    assert z.dtype == C128 and z.tolist() == [1 + 0.5j, -2 + 3j]
+    assert ft.complex(ft.ones(2), 1.0).dtype == C64
+    np.testing.assert_allclose(ft.polar(re, im).numpy(), np.abs(re.numpy()) * 0 + re.numpy()
+                               * np.exp(1j * im.numpy()))  # fmt: skip
+    pairs = ft.view_as_real(ft.asarray(Z))
+    assert pairs.shape == (2, 2, 2) and pairs.dtype == ft.float64
+    np.testing.assert_array_equal(ft.view_as_complex(pairs).numpy(), Z)
+    with pytest.raises(TypeError, match="complex: expected real float"):
+        ft.complex(ft.asarray([1j]), 1.0)
+    with pytest.raises(ValueError, match="view_as_complex: expected a last axis of size 2"):
+        ft.view_as_complex(ft.ones((2, 3)))
+    g = ft.grad(lambda r: ft.real(ft.sum(ft.complex(r, r * r) * (1 - 1j))))(re)
+    np.testing.assert_allclose(g.numpy(), 1 + 2 * re.numpy())
