@@ -9,10 +9,9 @@ for them). ``eigh`` and ``cholesky`` symmetrize their input, ``(x + x.mT) / 2``,
 (``symmetrize_input=True``), so their derivatives treat the input as symmetric.
 Derivatives follow JAX's rules and share their limits: ``det``/``inv``/``solve`` at a
 singular matrix and ``eigh``/``svd`` at repeated eigen/singular values give inf/NaN.
-Complex64/complex128 inputs: ``det``, ``slogdet``, ``inv``, ``solve`` and ``lu_factor``
-differentiate (``lu`` and ``triangular_solve`` do); ``cholesky``, ``eigh`` (Hermitian,
-``(x + x^H) / 2``), ``qr``, ``svd``, ``pinv`` and ``matrix_rank`` compute, but their
-derivatives raise NotImplementedError; ``lstsq`` takes real inputs only.
+Complex64/complex128 inputs go through every function here but ``lstsq``,
+``solve_triangular`` and ``lu_solve`` (real only); ``eigh`` and ``cholesky`` take the
+Hermitian part ``(x + x^H) / 2``.
 """
 
 from __future__ import annotations

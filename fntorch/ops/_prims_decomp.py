@@ -8,8 +8,8 @@ Each acts on the last two dims; leading dims are a batch. ``lu`` and
 as they are: the transposes are transposes, JAX's convention); ``eig`` takes real or
 complex matrices and returns complex eigenvalues and eigenvectors. The Hermitian and
 unitary factorizations (cholesky, eigh, qr, svd) take complex matrices too (eigenvalues
-and singular values real), but their derivatives for complex inputs, which need
-conjugate transposes and phase terms in the rules, raise NotImplementedError.
+and singular values real; Hermitian inputs read as LAPACK reads them: the lower
+triangle and the real part of the diagonal), with JAX's complex rules.
 """
 
 from __future__ import annotations

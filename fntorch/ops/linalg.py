@@ -1,9 +1,8 @@
 """``ft.linalg``: the Array API standard's linear algebra extension (2023.12), plus
 ``torch.linalg``'s ``solve_triangular``, ``lstsq``, ``lu_factor``, ``lu_solve``, ``norm``
 ``multi_dot``, ``eig`` and ``eigvals`` (complex results). Every function but ``lstsq``,
-``lu_solve`` and ``solve_triangular`` takes complex matrices too; derivatives for them
-exist for ``det``, ``slogdet``, ``inv``, ``solve``, ``eigvals`` (JAX's rules) and raise
-NotImplementedError through ``cholesky``, ``eigh``, ``qr`` and ``svd``.
+``lu_solve`` and ``solve_triangular`` takes complex matrices too, differentiably (JAX's
+rules; ``eig``'s eigenvectors have no derivative, as in JAX).
 
 Batched over leading dims, differentiable, batchable and compiled by ``ft.jit`` through
 the decomposition primitives of ``_prims_decomp`` (library steps under ``jit``).

@@ -6,8 +6,11 @@ well-conditioned ``P``, so LAPACK's order of the eigenvalues holds under the sma
 perturbations of finite differences; its eigenvalues are checked by every contract, its
 eigenvectors (no derivative, as in JAX) by impl, vmap and jit. ``lu`` and
 ``triangular_solve`` on complex matrices are checked by every contract (their rules are
-complex as they are); ``cholesky``, ``eigh``, ``qr`` and ``svd`` on complex matrices by
-impl, vmap and jit (their complex derivatives raise NotImplementedError).
+complex as they are), and so are ``cholesky``, tall ``qr`` and the singular values of
+``svd`` (JAX's rules with conjugate transposes); ``eigh``'s and ``svd``'s complex
+eigen/singular vectors have a phase LAPACK picks, so those cases are checked by impl,
+vmap and jit, and their gradients of phase-free functions against JAX's
+(tests/ops/test_linalg_complex.py).
 """
 
 from __future__ import annotations
@@ -108,10 +111,11 @@ def _hermitian(positive):
     return draw
 
 
-def _general(params):
+def _general(params, tall=False):
     def draw(data, dtype):
         rng, batch = _rng(data), _batch(data)
-        m, n = _side(data, "m"), _side(data, "n")
+        n = _side(data, "n")
+        m = n + _side(data, "extra rows", 0, 2) if tall else _side(data, "m")
         return [_cnormal(rng, (*batch, m, n)).astype(dtype)], dict(params)
 
     return draw
@@ -144,13 +148,15 @@ CASES = [
          COMPLEX, name="triangular_solve_complex", diff_args=(0, 1), linear_args=(1,),
          extra={"const_args": (0,)}, **_TOL),
     Case(d.cholesky_p, _hermitian(True), lambda x: np.linalg.cholesky(x), COMPLEX,
-         name="cholesky_complex", **_TOL),
+         name="cholesky_complex", diff_args=(0,), **_TOL),
     Case(d.eigh_p, _hermitian(False), lambda x: list(np.linalg.eigh(x, UPLO="L")), COMPLEX,
          name="eigh_complex", **_TOL),
     Case(d.qr_p, _general(dict(full_matrices=False)), _qr_ref, COMPLEX, name="qr_complex",
          **_TOL),
+    Case(d.qr_p, _general(dict(full_matrices=False), tall=True), _qr_ref, COMPLEX,
+         name="qr_complex_tall", diff_args=(0,), **_TOL),
     Case(d.svd_p, _general(dict(full_matrices=False, compute_uv=True)), _svd_ref, COMPLEX,
          name="svd_complex", **_TOL),
     Case(d.svd_p, _general(dict(full_matrices=False, compute_uv=False)), _svd_ref, COMPLEX,
-         name="svd_values_complex", **_TOL),
+         name="svd_values_complex", diff_args=(0,), **_TOL),
 ]  # fmt: skip

@@ -75,11 +75,9 @@ def test_jit_and_vmap_of_eig_and_complex_solve():
     _close(ft.jit(LA.inv)(ft.asarray(Z)), np.linalg.inv(Z))
 
 
-def test_unimplemented_derivatives_say_so():
+def test_eig_eigenvector_derivatives_say_they_are_not_implemented():
     with pytest.raises(NotImplementedError, match="eigenvectors"):
         ft.grad(lambda x: ft.sum(ft.abs(LA.eig(x).eigenvectors)))(ft.asarray(A))
-    with pytest.raises(NotImplementedError, match="svd: derivatives for complex"):
-        ft.grad(lambda x: ft.sum(LA.svdvals(x)))(ft.asarray(Z))
 
 
 @pytest.fixture
@@ -100,6 +98,20 @@ GRADS = {
     "slogdet": (lambda m, x: m.linalg.slogdet(x)[1] + m.imag(m.linalg.slogdet(x)[0]), Z),
     "inv": (lambda m, x: m.sum(m.imag(m.linalg.inv(x)) ** 2), Z),
     "solve": (lambda m, x: m.sum(m.abs(m.linalg.solve(x, x[:, :1] + 1.0))), Z),
+    # Functions of the Hermitian/unitary factors that do not depend on LAPACK's phases.
+    "cholesky": (lambda m, x: m.sum(m.abs(m.linalg.cholesky(x)) ** 2 * m.arange(3.0)), H),
+    "cholesky_upper": (lambda m, x: m.sum(m.real(m.linalg.cholesky(x, upper=True) * 1j)), H),
+    "eigvalsh": (lambda m, x: m.sum(m.linalg.eigvalsh(x) ** 2), H),
+    "eigh_vectors": (lambda m, x: m.sum(m.abs(m.linalg.eigh(x)[1]) ** 4), H),
+    "qr": (
+        lambda m, x: m.sum(m.abs(m.linalg.qr(x)[0]) ** 3) + m.sum(m.real(m.linalg.qr(x)[1])),
+        Z[:, :2],
+    ),  # fmt: skip
+    "svdvals": (lambda m, x: m.sum(m.linalg.svdvals(x) ** 3), Z[:2]),
+    "svd_u": (lambda m, x: m.sum(m.abs(m.linalg.svd(x, full_matrices=False)[0]) ** 4), Z[:, :2]),
+    "svd_vh": (lambda m, x: m.sum(m.abs(m.linalg.svd(x, full_matrices=False)[2]) ** 4), Z[:2]),
+    "pinv": (lambda m, x: m.sum(m.abs(m.linalg.pinv(x)) ** 2), Z),
+    "nuclear_norm": (lambda m, x: m.linalg.matrix_norm(x, ord="nuc"), Z),
 }
 
 
