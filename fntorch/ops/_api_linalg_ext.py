@@ -9,9 +9,8 @@ for them). ``eigh`` and ``cholesky`` symmetrize their input, ``(x + x.mT) / 2``,
 (``symmetrize_input=True``), so their derivatives treat the input as symmetric.
 Derivatives follow JAX's rules and share their limits: ``det``/``inv``/``solve`` at a
 singular matrix and ``eigh``/``svd`` at repeated eigen/singular values give inf/NaN.
-Complex64/complex128 inputs go through every function here but ``lstsq``,
-``solve_triangular`` and ``lu_solve`` (real only); ``eigh`` and ``cholesky`` take the
-Hermitian part ``(x + x^H) / 2``.
+Complex64/complex128 inputs go through every function here but ``lu_solve`` (real
+only); ``eigh`` and ``cholesky`` take the Hermitian part ``(x + x^H) / 2``.
 """
 
 from __future__ import annotations
@@ -395,8 +394,8 @@ def solve_triangular(A, B, /, *, upper: bool, left: bool = True, unitriangular: 
     >>> ft.linalg.solve_triangular(A, ft.asarray([[3.0], [1.0]]), upper=True).tolist()
     [[1.0], [1.0]]
     """
-    a = as_float_matrix("solve_triangular", A, square=True, what="A")
-    b = as_float_matrix("solve_triangular", B, what="B")
+    a = as_float_matrix("solve_triangular", A, square=True, what="A", complex_ok=True)
+    b = as_float_matrix("solve_triangular", B, what="B", complex_ok=True)
     a, b = _same_dtype(a, b)
     n = a.shape[-1]
     if (b.shape[-2] if left else b.shape[-1]) != n:
@@ -533,8 +532,8 @@ def lstsq(a, b, /, rcond=None) -> LstsqResult:
     >>> ft.linalg.lstsq(a, ft.asarray([1.0, 2.0, 3.0])).solution.tolist()
     [1.0, 2.0]
     """
-    a = as_float_matrix("lstsq", a, what="a")
-    b = as_float("lstsq", b, "b")
+    a = as_float_matrix("lstsq", a, what="a", complex_ok=True)
+    b = as_float("lstsq", b, "b", complex_ok=True)
     a, b = _same_dtype(a, b)
     m, n = a.shape[-2:]
     vector = b.ndim == 1
@@ -547,14 +546,14 @@ def lstsq(a, b, /, rcond=None) -> LstsqResult:
     a, bm = _broadcast_batch("lstsq", a, bm)
     s, u, vt = d.svd(a, full_matrices=False)
     keep = s > _cutoff(s, _default_rtol(a, rcond))
-    s_inv = where(keep, 1 / where(keep, s, 1), 0)
-    x = matmul(matrix_transpose(vt), expand_dims(s_inv, axis=-1) * matmul(matrix_transpose(u), bm))
+    s_inv = cast(where(keep, 1 / where(keep, s, 1), 0), a.dtype)
+    x = matmul(_adjoint(vt), expand_dims(s_inv, axis=-1) * matmul(_adjoint(u), bm))
     rank = sum(cast(keep, dt.int64), axis=-1)
     if m > n:
-        r = bm - matmul(a, x)
+        r = abs(bm - matmul(a, x)) if dt.is_complex(a.dtype) else bm - matmul(a, x)
         residuals = sum(r * r, axis=-2)
     else:
-        residuals = asarray(np.zeros((0,), a.dtype))
+        residuals = asarray(np.zeros((0,), dt.real_dtype(a.dtype)))
     if vector:
         x = x[..., 0]
         residuals = residuals[..., 0] if m > n else residuals

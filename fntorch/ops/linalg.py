@@ -1,8 +1,8 @@
 """``ft.linalg``: the Array API standard's linear algebra extension (2023.12), plus
 ``torch.linalg``'s ``solve_triangular``, ``lstsq``, ``lu_factor``, ``lu_solve``, ``norm``
-``multi_dot``, ``eig`` and ``eigvals`` (complex results). Every function but ``lstsq``,
-``lu_solve`` and ``solve_triangular`` takes complex matrices too, differentiably (JAX's
-rules; ``eig``'s eigenvectors have no derivative, as in JAX).
+``multi_dot``, ``eig`` and ``eigvals`` (complex results). Every function but
+``lu_solve`` takes complex matrices too, differentiably (JAX's rules; ``eig``'s
+eigenvectors have no derivative, as in JAX).
 
 Batched over leading dims, differentiable, batchable and compiled by ``ft.jit`` through
 the decomposition primitives of ``_prims_decomp`` (library steps under ``jit``).

@@ -121,3 +121,18 @@ def test_grad_matches_jax(name, jax64):
     got = ft.grad(lambda v: f(ft, v))(ft.asarray(x))
     want = jax64.grad(lambda v: f(jax64.numpy, v))(jax64.numpy.asarray(x))
     _close(got, np.asarray(want), 1e-8)
+
+
+def test_complex_lstsq_and_solve_triangular():
+    b = RNG.standard_normal((3, 2)) + 1j * RNG.standard_normal((3, 2))
+    tall = np.concatenate([Z, Z[:1] * 2j])
+    bt = np.concatenate([b, b[:1]])
+    sol, res, rank, s = LA.lstsq(ft.asarray(tall), ft.asarray(bt))
+    nsol, nres, nrank, ns = np.linalg.lstsq(tall, bt, rcond=None)
+    _close(sol, nsol)
+    _close(res, nres)
+    assert res.dtype == ft.float64 and int(rank) == nrank
+    _close(s, ns)
+    upper = np.triu(Z)
+    _close(LA.solve_triangular(ft.asarray(upper), ft.asarray(b), upper=True),
+           np.linalg.solve(upper, b))  # fmt: skip
