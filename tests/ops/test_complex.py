@@ -221,3 +221,25 @@ def test_torch_constructors_and_views():
         ft.view_as_complex(ft.ones((2, 3)))
     g = ft.grad(lambda r: ft.real(ft.sum(ft.complex(r, r * r) * (1 - 1j))))(re)
     np.testing.assert_allclose(g.numpy(), 1 + 2 * re.numpy())
+
+
+def test_tape_gives_pytorchs_complex_gradients():
+    torch = pytest.importorskip("torch")
+    zs, ws = [1 + 2j, 3 - 1j], [0.5 - 1j, 2j]
+    z, w = ft.tensor(zs, requires_grad=True), ft.tensor(ws, requires_grad=True)
+    (ft.abs(z * w + ft.exp(z)) ** 2).sum().backward()
+    t, u = torch.tensor(zs, requires_grad=True), torch.tensor(ws, requires_grad=True)
+    ((t * u + torch.exp(t)).abs() ** 2).sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), t.grad.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(w.grad.numpy(), u.grad.numpy(), rtol=1e-5)
+    (g,) = ft.autograd.grad((z * w).real.sum(), z)
+    (h,) = torch.autograd.grad((t * u).real.sum(), t)
+    np.testing.assert_allclose(g.numpy(), h.numpy(), rtol=1e-6)
+    # SGD on a complex parameter descends, as PyTorch's does.
+    p = ft.nn.Parameter(ft.asarray([2 + 2j]))
+    opt = ft.optim.SGD([p], lr=0.1)
+    for _ in range(50):
+        opt.zero_grad()
+        (ft.abs(p - (1 - 1j)) ** 2).sum().backward()
+        opt.step()
+    assert abs(complex(p[0]) - (1 - 1j)) < 1e-3
