@@ -298,7 +298,7 @@ def _requires_grad_(self, requires_grad: bool = True):
         )
     if not dtypes.is_inexact(self.dtype):
         raise RuntimeError(
-            f"requires_grad_: only tensors of floating point or complex dtype can require "
+            f"requires_grad_: only tensors of floating point and complex dtype can require "
             f"gradients, "
             f"got {self.dtype}"
         )
