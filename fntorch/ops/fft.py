@@ -238,8 +238,8 @@ def ihfft(x, /, *, n=None, axis=None, norm=None, dim=None):
     """The inverse of `hfft`: the first half of a Hermitian spectrum of a real signal.
 
     >>> import fntorch as ft
-    >>> ft.fft.ihfft(ft.asarray([1.0, 1.0, 1.0, 1.0])).tolist()
-    [(1+0j), 0j, 0j]
+    >>> ft.fft.ihfft(ft.asarray([1.0, 1.0, 1.0, 1.0])).real.tolist()
+    [1.0, 0.0, 0.0]
     """
     axis = _pick("ihfft", axis, dim, -1)
     norm = _SWAP[_norm("ihfft", norm)]
