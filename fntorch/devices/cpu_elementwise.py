@@ -299,6 +299,39 @@ def _complex(x, y):
     return out
 
 
+def _expm1(x):
+    if not np.iscomplexobj(x):
+        return np.expm1(x)
+    return _complex_expm1(np.asarray(x))
+
+
+def _complex_expm1(z):
+    """``exp(z) - 1`` for complex ``z``, accurate near 0 (``expm1(x) cos(y) - 2 sin(y/2)^2
+    + i e^x sin(y)``) and with the standard's special values at infinities and NaNs,
+    where numpy's complex expm1 differs (``expm1(-inf + inf j)`` is ``-1 + 0j``)."""
+    x, y = z.real, z.imag
+    with np.errstate(all="ignore"):
+        re = np.expm1(x) * np.cos(y) - 2 * np.sin(y / 2) ** 2
+        im = np.exp(x) * np.sin(y)
+        finite_y = np.isfinite(y)
+        neg_inf, pos_inf = x == -np.inf, x == np.inf
+        # e^x -> 0: -1 + 0 cis(y), the zero signed by sin(y) where that is defined.
+        re = np.where(neg_inf, -1.0, re)
+        im = np.where(neg_inf, np.where(finite_y, 0.0 * np.sin(np.where(finite_y, y, 0)), 0.0), im)
+        # e^x -> inf: inf cis(y) (+inf + 0j at y = 0, inf + NaN j for y inf or NaN).
+        cis_inf = np.where(y == 0, np.inf, np.inf * np.cos(y))
+        re = np.where(pos_inf, np.where(finite_y, cis_inf, np.inf), re)
+        im = np.where(
+            pos_inf, np.where(y == 0, y, np.where(finite_y, np.inf * np.sin(y), np.nan)), im
+        )
+        # NaN + 0j keeps its zero imaginary part.
+        im = np.where(np.isnan(x) & (y == 0), y, im)
+    out = np.empty(z.shape, z.dtype)
+    out.real, out.imag = re, im
+    return out
+
+
+cpu_impls[ew.expm1_p] = _expm1
 cpu_impls[ew.real_p] = _real
 cpu_impls[ew.imag_p] = _imag
 cpu_impls[ew.conj_p] = np.conjugate

@@ -243,3 +243,20 @@ def test_tape_gives_pytorchs_complex_gradients():
         (ft.abs(p - (1 - 1j)) ** 2).sum().backward()
         opt.step()
     assert abs(complex(p[0]) - (1 - 1j)) < 1e-3
+
+
+def test_complex_expm1_special_values_are_the_standards():
+    inf, nan = np.inf, np.nan
+    cases = {
+        complex(inf, nan): (inf, nan), complex(nan, 0.0): (nan, 0.0), complex(inf, 0.0): (inf, 0.0),
+        complex(-inf, inf): (-1.0, 0.0), complex(inf, inf): (inf, nan),
+        complex(-inf, nan): (-1.0, 0.0), complex(0.0, 0.0): (0.0, 0.0),
+    }  # fmt: skip
+    z = ft.asarray(list(cases), dtype=C128)
+    got = ft.expm1(z).numpy()
+    want = np.array([complex(*v) for v in cases.values()])
+    np.testing.assert_array_equal(np.abs(got.real), np.abs(want.real))
+    np.testing.assert_array_equal(np.abs(got.imag), np.abs(want.imag))
+    small = np.array([1e-9 + 1e-9j, 1 + 2j])
+    np.testing.assert_allclose(ft.expm1(ft.asarray(small)).numpy(), np.expm1(small), rtol=1e-14)
+    np.testing.assert_allclose(ft.jit(ft.expm1)(ft.asarray(small)).numpy(), np.expm1(small))
