@@ -37,6 +37,7 @@ _UFUNCS = {
     ew.ceil_p: np.ceil,
     ew.round_p: np.rint,  # half to even
     ew.is_finite_p: np.isfinite,
+    ew.signbit_p: np.signbit,
     ew.exp_p: np.exp,
     ew.exp2_p: np.exp2,
     ew.log_p: np.log,
@@ -332,6 +333,22 @@ def _complex_expm1(z):
 
 
 cpu_impls[ew.expm1_p] = _expm1
+
+
+def _tanh(x):
+    out = np.tanh(x)
+    if np.iscomplexobj(out):
+        # tanh(+-inf + iy) is +-1 + 0j with the zero signed as y (the standard's); numpy's
+        # sign follows sin(2y), which rounding makes either sign for large y.
+        x = np.asarray(x)
+        at_inf = np.isinf(x.real) & np.isfinite(x.imag)
+        if np.any(at_inf):
+            out = np.array(out)
+            out.imag = np.where(at_inf, np.copysign(0.0, x.imag), out.imag)
+    return out
+
+
+cpu_impls[ew.tanh_p] = _tanh
 cpu_impls[ew.real_p] = _real
 cpu_impls[ew.imag_p] = _imag
 cpu_impls[ew.conj_p] = np.conjugate

@@ -356,8 +356,8 @@ def isfinite(x, /):
 
 
 def signbit(x, /):
-    """Elementwise: is the sign bit set (True for -0.0)? The sign of a NaN is not seen:
-    NaN gives False.
+    """Elementwise: is the sign bit set (True for -0.0, and for a NaN with its sign bit
+    set, as numpy's and the standard's)?
 
     >>> import fntorch as ft
     >>> ft.signbit(ft.asarray([-0.0, 0.0, -2.0])).tolist()
@@ -368,8 +368,7 @@ def signbit(x, /):
         if dt.is_signed(x.dtype):
             return lax.lt(x, cast(0, x.dtype))
         return lax.full(x.shape, False, dt.bool_, like=x)
-    # atan2(x, -1) is +-pi for +-0, and has x's sign otherwise: one primitive, no warnings.
-    return lax.lt(lax.atan2(x, cast(-1, x.dtype)), cast(0, x.dtype))
+    return lax.signbit(x)
 
 
 # ----------------------------------------------------------------- neural-net extras

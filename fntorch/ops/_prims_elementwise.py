@@ -149,6 +149,7 @@ floor_p = unop("floor", _FLOAT)
 ceil_p = unop("ceil", _FLOAT)
 round_p = unop("round", _FLOAT)  # half to even, as the Array API's round
 is_finite_p = unop("is_finite", _INEXACT, dt.bool_)
+signbit_p = unop("signbit", _FLOAT, dt.bool_)  # the sign bit, NaNs' included
 exp_p = unop("exp", _INEXACT)
 exp2_p = unop("exp2", _FLOAT)
 log_p = unop("log", _INEXACT)
@@ -314,8 +315,8 @@ def _un(p, name=None, example="np.ones(3, np.float32)"):
     return f
 
 
-neg, sign, floor, ceil, round, is_finite = map(
-    _un, (neg_p, sign_p, floor_p, ceil_p, round_p, is_finite_p)
+neg, sign, floor, ceil, round, is_finite, signbit = map(
+    _un, (neg_p, sign_p, floor_p, ceil_p, round_p, is_finite_p, signbit_p)
 )
 exp, exp2, log, log1p, expm1, tanh, logistic = map(
     _un, (exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p)

@@ -83,7 +83,8 @@ def _both_undefined(name):
 # --------------------------------------------------------------- non-differentiable
 
 for _p in (
-    ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.not_p, ew.nextafter_p,
+    ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.signbit_p, ew.not_p,
+    ew.nextafter_p,
     ew.and_p, ew.or_p, ew.xor_p, ew.shift_left_p, ew.shift_right_arithmetic_p,
     ew.shift_right_logical_p, ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p,
 ):  # fmt: skip

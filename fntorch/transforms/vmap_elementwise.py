@@ -32,7 +32,7 @@ _UNARY = (
     ew.cos_p, ew.tan_p, ew.asin_p, ew.acos_p, ew.atan_p, ew.sinh_p, ew.cosh_p, ew.asinh_p,
     ew.acosh_p, ew.atanh_p, ew.sqrt_p, ew.rsqrt_p, ew.cbrt_p, ew.abs_p, ew.not_p, ew.erf_p,
     ew.erf_inv_p, ew.lgamma_p, ew.digamma_p, ew.square_p, ew.integer_pow_p, ew.real_p,
-    ew.imag_p, ew.conj_p,
+    ew.imag_p, ew.conj_p, ew.signbit_p,
 )  # fmt: skip
 for _p in _UNARY:
     batch_rules[_p] = partial(_unary_batch, _p)
