@@ -325,6 +325,8 @@ def _complex_expm1(z):
         im = np.where(
             pos_inf, np.where(y == 0, y, np.where(finite_y, np.inf * np.sin(y), np.nan)), im
         )
+        # +-0 + 0j is +0 + 0j (the standard's; the formula gives -0 - 0 for -0).
+        re = np.where((x == 0) & (y == 0), 0.0, re)
         # NaN + 0j keeps its zero imaginary part.
         im = np.where(np.isnan(x) & (y == 0), y, im)
     out = np.empty(z.shape, z.dtype)
