@@ -16,8 +16,14 @@ from hypothesis import strategies as st
 
 from fntorch.fx import dtypes as dt
 from fntorch.ops import _prims_elementwise as ew
+from fntorch.ops import _prims_linalg as la
+from fntorch.ops import _prims_reduce as r
+from fntorch.ops import _prims_structural as ps
 
 from . import Case, array, broadcastable_shapes, shapes
+from .linalg import _dot_draw, _dot_general_ref
+from .reduce import _cumsum_ref, _prod_ref, _reduce_draw, _scan_draw, _sum_ref
+from .structural import _convert_draw
 
 COMPLEX = (dt.complex64, dt.complex128)
 REAL_AND_COMPLEX = (dt.float32, dt.float64, dt.complex64, dt.complex128)
@@ -79,7 +85,44 @@ def _smooth(p, fn, **draw_kw):
     return Case(p, _unary(**draw_kw), _c128(fn), name=f"{p.name}_complex", **_SMOOTH)
 
 
+def _cast_draw(target):
+    """Casts to ``target(dtype)``, the same precision: finite differences stay exact."""
+
+    def draw(data, dtype):
+        x = array(data, data.draw(shapes(0, 3, 0, 4), label="shape"), dtype)
+        return [x], dict(new_dtype=target(dtype))
+
+    return draw
+
+
+def _convert_ref(x, *, new_dtype):
+    x = np.asarray(x)
+    return (x.real if dt.is_complex(x.dtype) and not dt.is_complex(new_dtype) else x).astype(
+        new_dtype
+    )
+
+
 CASES = [
+    # Reductions, scans, products and casts of complex values (JAX's transposes: no
+    # conjugation anywhere).
+    Case(r.reduce_sum_p, _reduce_draw(), _sum_ref, COMPLEX, name="reduce_sum_complex",
+         diff_args=(0,), linear_args=(0,)),
+    Case(r.reduce_prod_p, _reduce_draw("prod", max_side=3), _prod_ref, COMPLEX,
+         name="reduce_prod_complex", diff_args=(0,)),
+    Case(r.cumsum_p, _scan_draw(), _cumsum_ref, COMPLEX, name="cumsum_complex",
+         diff_args=(0,), linear_args=(0,)),
+    Case(la.dot_general_p, _dot_draw(), _dot_general_ref, COMPLEX, diff_args=(0, 1),
+         linear_args=(0,), extra={"const_args": (1,)}, atol=1e-4, name="dot_general_complex"),
+    Case(la.dot_general_p, _dot_draw(), _dot_general_ref, COMPLEX, linear_args=(1,),
+         extra={"const_args": (0,)}, atol=1e-4, name="dot_general_complex_rhs"),
+    Case(ps.convert_element_type_p, _cast_draw(dt.complex_dtype), _convert_ref,
+         dtypes=(dt.float32, dt.float64), diff_args=(0,), linear_args=(0,),
+         name="convert_element_type_to_complex"),
+    Case(ps.convert_element_type_p, _cast_draw(dt.real_dtype), _convert_ref,
+         dtypes=COMPLEX, diff_args=(0,), linear_args=(0,),
+         name="convert_element_type_complex_to_real"),
+    Case(ps.convert_element_type_p, _convert_draw(COMPLEX + (dt.float16, dt.int32)),
+         _convert_ref, dtypes=COMPLEX, name="convert_element_type_complex_any"),
     # The parts and their inverse, on complex and real operands.
     Case(
         ew.real_p, _unary(), _c128(np.real, real_out=True), dtypes=REAL_AND_COMPLEX,
