@@ -260,3 +260,10 @@ def test_complex_expm1_special_values_are_the_standards():
     small = np.array([1e-9 + 1e-9j, 1 + 2j])
     np.testing.assert_allclose(ft.expm1(ft.asarray(small)).numpy(), np.expm1(small), rtol=1e-14)
     np.testing.assert_allclose(ft.jit(ft.expm1)(ft.asarray(small)).numpy(), np.expm1(small))
+
+
+def test_var_and_std_of_complex_are_real():
+    z = ft.asarray(Z)
+    np.testing.assert_allclose(ft.var(z, axis=0).numpy(), np.var(Z, axis=0))
+    np.testing.assert_allclose(ft.std(z, correction=1).numpy(), np.std(Z, ddof=1))
+    assert ft.std(ft.asarray(Z, dtype=C64)).dtype == ft.float32
