@@ -31,6 +31,7 @@ from ._api_manipulation import roll
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
     "fftfreq", "rfftfreq", "fftshift", "ifftshift", "fft2", "ifft2", "rfft2", "irfft2",
+    "hfftn", "ihfftn", "hfft2", "ihfft2",
 ]  # fmt: skip
 
 _NORMS = ("backward", "ortho", "forward")
@@ -289,6 +290,31 @@ def irfftn(x, /, *, s=None, axes=None, norm=None, dim=None):
     return _c2r("irfftn", x, s, _pick("irfftn", axes, dim, None), norm)
 
 
+def hfftn(x, /, *, s=None, axes=None, norm=None, dim=None):
+    """The n-d `hfft` (PyTorch's ``hfftn``): ``irfftn(conj(x))`` with the forward and
+    backward norms swapped; the last of ``axes`` holds the Hermitian half.
+
+    >>> import fntorch as ft
+    >>> ft.fft.hfftn(ft.ones((2, 2))).shape
+    (2, 2)
+    """
+    x = _as_complex("hfftn", x)
+    norm = _SWAP[_norm("hfftn", norm)]
+    return _c2r("hfftn", lax.conj(x), s, _pick("hfftn", axes, dim, None), norm)
+
+
+def ihfftn(x, /, *, s=None, axes=None, norm=None, dim=None):
+    """The inverse of `hfftn` (PyTorch's ``ihfftn``): ``conj(rfftn(x))`` with the norms
+    swapped.
+
+    >>> import fntorch as ft
+    >>> ft.fft.ihfftn(ft.ones((2, 4))).shape
+    (2, 3)
+    """
+    norm = _SWAP[_norm("ihfftn", norm)]
+    return lax.conj(_r2c("ihfftn", x, s, _pick("ihfftn", axes, dim, None), norm))
+
+
 def _two(fn, name):
     def f(x, /, *, s=None, axes=(-2, -1), norm=None, dim=None):
         return fn(x, s=s, axes=_pick(name, None if dim is not None else axes, dim, None),
@@ -308,6 +334,8 @@ fft2 = _two(fftn, "fft2")
 ifft2 = _two(ifftn, "ifft2")
 rfft2 = _two(rfftn, "rfft2")
 irfft2 = _two(irfftn, "irfft2")
+hfft2 = _two(hfftn, "hfft2")
+ihfft2 = _two(ihfftn, "ihfft2")
 
 
 # ---------------------------------------------------------------- helpers of the standard

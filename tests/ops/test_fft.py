@@ -79,6 +79,14 @@ def test_torch_spellings():
     )
     _close(ft.fft.irfft2(ft.fft.rfft2(x), s=(3, 6)), X)
     _close(ft.fft.fftshift(x, dim=1), torch.fft.fftshift(t, dim=1).numpy())
+    c = torch.tensor(C)
+    for norm in (None, "ortho", "forward"):
+        for name, a, b, kw in (
+            ("hfftn", C, c, {}), ("hfftn", C, c, {"s": (3, 5)}), ("hfft2", C, c, {}),
+            ("ihfftn", X, t, {}), ("ihfft2", X, t, {}), ("hfftn", C, c, {"dim": (0,)}),
+        ):  # fmt: skip
+            got = getattr(ft.fft, name)(ft.asarray(a), norm=norm, **kw)
+            _close(got, getattr(torch.fft, name)(b, norm=norm, **kw).numpy())
 
 
 def test_errors_name_the_function():
