@@ -140,6 +140,8 @@ GOALS = (
     ("W5", "deserialized", ("fntorch jit",), 1.05),
     # issue #19: W12 faster than jax.jit
     ("W12", "jit", ("jax",), 1.0),
+    # issue #19: W13 within 1.1x of numpy
+    ("W13", "jit", ("numpy",), 1.1),
 )
 
 

@@ -22,6 +22,8 @@ from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
 from .fx.dtypes import (
     bfloat16,
+    complex64,
+    complex128,
     finfo,
     float0,
     float16,
@@ -43,7 +45,7 @@ from .fx.dtypes import (
 )
 from .nn import autograd
 from .nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .ops import linalg
+from .ops import fft, linalg
 from .ops.api import *  # noqa: F403
 from .random._torch_style import *  # noqa: F403
 from .random._torch_style import __all__ as _torch_random
@@ -66,16 +68,17 @@ __all__ = sorted(
     | {"autocast", "is_autocast_enabled", "get_autocast_dtype"}
     | {"finfo", "iinfo", "result_type", "float0"}
     | {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
-    | {"float16", "bfloat16", "float32", "float64"}
+    | {"float16", "bfloat16", "float32", "float64", "complex64", "complex128"}
     | set(_torch_random)
-    | {"long", "int", "float", "double", "half", "short"}
+    | {"long", "int", "float", "double", "half", "short", "cfloat", "cdouble"}
 )
 
 # PyTorch's dtype names (after the code above, which must not see them shadow builtins).
-# `cfloat` waits for complex64.
 long = int64
 int = int32  # noqa: A001
 float = float32  # noqa: A001
 double = float64
 half = float16
 short = int16
+cfloat = complex64
+cdouble = complex128

@@ -12,7 +12,9 @@ header's ``__metadata__`` under the key ``"fntorch"``, a JSON string
 ``{"version": 1, "tree": NODE}`` where a NODE is
 
 - a JSON string, number, ``true``/``false`` or ``null``: that Python value itself;
-- ``{"tensor": NAME}``: the tensor stored under NAME;
+- ``{"tensor": NAME}``: the tensor stored under NAME (complex64 as safetensors' ``C64``);
+- ``{"complex128": NAME}``: a complex128 tensor, stored under NAME as float64 (re, im)
+  pairs along a last axis of 2 (safetensors has no complex128 dtype);
 - ``{"dict": [[KEY, NODE], ...]}`` in insertion order (KEY a JSON string, number,
   boolean or null, so ``{0: ...}`` comes back with an ``int`` key);
 - ``{"list": [NODE, ...]}``, ``{"tuple": [NODE, ...]}`` (a namedtuple saves as a tuple);
@@ -87,6 +89,7 @@ SAFETENSORS_DTYPES = {
     "U16": np.uint16,
     "U8": np.uint8,
     "BOOL": np.bool_,
+    "C64": np.complex64,
 }
 
 
@@ -142,6 +145,9 @@ def _encode(obj, path: tuple, arrays: dict):
         raise TypeError(f"save: the value at {_where(path)} is a traced value; save concrete ones")
     if isinstance(obj, (Tensor, np.ndarray, np.generic)):
         value = obj.numpy() if isinstance(obj, Tensor) else np.asarray(obj)
+        tag = "tensor"
+        if value.dtype == np.complex128:
+            tag, value = "complex128", np.stack([value.real, value.imag], axis=-1)
         if value.dtype.name not in _SAVABLE:
             raise TypeError(
                 f"save: the tensor at {_where(path)} has unsupported dtype {value.dtype}"
@@ -152,7 +158,7 @@ def _encode(obj, path: tuple, arrays: dict):
             n += 1
             name = f"{base}#{n}"
         arrays[name] = np.array(value, order="C")  # ascontiguousarray makes 0-d 1-d
-        return {"tensor": name}
+        return {tag: name}
     if isinstance(obj, dict):
         items = []
         for k, v in obj.items():
@@ -295,6 +301,11 @@ def _decode(node, arrays: dict, dev):
         if not isinstance(body, str) or body not in arrays:
             raise ValueError(f"load: the metadata names a tensor {body!r} the file lacks")
         return _to_tensor(arrays[body], dev)
+    if tag == "complex128":
+        pairs = arrays.get(body) if isinstance(body, str) else None
+        if pairs is None or pairs.dtype != np.float64 or pairs.shape[-1:] != (2,):
+            raise ValueError(f"load: the metadata names complex128 pairs {body!r} the file lacks")
+        return _to_tensor(pairs[..., 0] + 1j * pairs[..., 1], dev)
     if tag == "float" and body in ("nan", "inf", "-inf"):
         return float(body)
     if tag == "bytes" and isinstance(body, str):
@@ -326,6 +337,8 @@ TORCH_STORAGES = {
     "IntStorage": np.int32,
     "LongStorage": np.int64,
     "BoolStorage": np.bool_,
+    "ComplexFloatStorage": np.complex64,
+    "ComplexDoubleStorage": np.complex128,
     "UntypedStorage": np.uint8,
 }
 

@@ -350,6 +350,7 @@ __array_namespace_info__
 """.split()
 ARRAY_API_CONSTANTS_AND_DTYPES = """
 e inf nan newaxis pi bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64
+complex64 complex128
 """.split()
 API_MD_EXTRAS = """
 sigmoid erf logsumexp softmax log_softmax relu gelu einsum pad take_along_axis cumsum top_k

@@ -8,6 +8,7 @@ from . import (  # noqa: E402
     cpu_decomp,
     cpu_dispatch,
     cpu_elementwise,
+    cpu_fft,
     cpu_indexing,
     cpu_linalg,
     cpu_reduce,

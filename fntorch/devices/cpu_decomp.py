@@ -1,6 +1,6 @@
 """CPU (numpy) impls of the decomposition primitives, batched over leading dims.
 
-``cholesky``, ``eigh``, ``qr`` and ``svd`` are numpy.linalg's (LAPACK, batched by numpy's
+``cholesky``, ``eigh``, ``qr``, ``svd`` and ``eig`` are numpy.linalg's (LAPACK, batched by numpy's
 gufuncs). numpy has no LU and no triangular solve: ``lu`` and ``triangular_solve`` call
 getrf and trsm in numpy's OpenBLAS (``cpu_lapack``) where it exports them, else run
 partial-pivoting Gaussian elimination and substitution, each a loop over one matrix dim
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..fx import dtypes as dt
 from ..ops import _prims_decomp as d
 from . import cpu_lapack
 from ._device import cpu_impls
@@ -59,7 +60,7 @@ cpu_impls[d.cholesky_p] = _cholesky
 def _eigh(x):
     x = np.asarray(x)
     w, v = _nan_on_failure(lambda a: list(np.linalg.eigh(a, UPLO="L")), x)
-    return [w.astype(x.dtype, copy=False), v.astype(x.dtype, copy=False)]
+    return [w.astype(dt.real_dtype(x.dtype), copy=False), v.astype(x.dtype, copy=False)]
 
 
 cpu_impls[d.eigh_p] = _eigh
@@ -85,7 +86,7 @@ def _svd(x, *, full_matrices, compute_uv):
     *batch, m, n = x.shape
     k = min(m, n)
     if x.size == 0:
-        s = np.zeros((*batch, k), x.dtype)
+        s = np.zeros((*batch, k), dt.real_dtype(x.dtype))
         if not compute_uv:
             return [s]
         mu, nv = (m, n) if full_matrices else (k, k)
@@ -94,9 +95,9 @@ def _svd(x, *, full_matrices, compute_uv):
         return [s, u, vt]
     if not compute_uv:
         (s,) = _nan_on_failure(lambda a: [np.linalg.svd(a, compute_uv=False)], x)
-        return [s.astype(x.dtype, copy=False)]
+        return [s.astype(dt.real_dtype(x.dtype), copy=False)]
     u, s, vt = _nan_on_failure(lambda a: list(np.linalg.svd(a, full_matrices=full_matrices)), x)
-    return [s.astype(x.dtype, copy=False), u.astype(x.dtype, copy=False),
+    return [s.astype(dt.real_dtype(x.dtype), copy=False), u.astype(x.dtype, copy=False),
             vt.astype(x.dtype, copy=False)]  # fmt: skip
 
 
@@ -203,3 +204,20 @@ def _triangular_solve(a, b, **params):
 
 
 cpu_impls[d.triangular_solve_p] = _triangular_solve
+
+
+def _eig(x, *, vectors):
+    x = np.asarray(x)
+    c = np.result_type(x.dtype, np.complex64)
+    if x.size == 0:
+        w = np.zeros(x.shape[:-1], c)
+        return [w, np.zeros(x.shape, c)] if vectors else [w]
+    # Eigenvalues alone also through geev with vectors: LAPACK's order of the eigenvalues
+    # may differ between the two modes, and eig's jvp (which needs the vectors) must see
+    # the order the primal had.
+    w, v = _nan_on_failure(lambda a: list(np.linalg.eig(a)), x)
+    w = w.astype(c, copy=False)
+    return [w, v.astype(c, copy=False)] if vectors else [w]
+
+
+cpu_impls[d.eig_p] = _eig

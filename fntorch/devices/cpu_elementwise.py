@@ -37,6 +37,7 @@ _UFUNCS = {
     ew.ceil_p: np.ceil,
     ew.round_p: np.rint,  # half to even
     ew.is_finite_p: np.isfinite,
+    ew.signbit_p: np.signbit,
     ew.exp_p: np.exp,
     ew.exp2_p: np.exp2,
     ew.log_p: np.log,
@@ -275,6 +276,85 @@ def _clamp(lo, x, hi):
 
 
 cpu_impls[ew.clamp_p] = _clamp
+
+
+# ------------------------------------------------------------------ complex parts
+
+
+def _real(x):
+    return np.real(x)
+
+
+def _imag(x):
+    # numpy's imag of a real array is a read-only zero view; a fresh zeros keeps buffers
+    # plain arrays.
+    return np.imag(x) if np.iscomplexobj(x) else np.zeros_like(x)
+
+
+def _complex(x, y):
+    dtype = dt.complex_dtype(np.asarray(x).dtype)
+    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+    out = np.empty(shape, dtype)
+    out.real = x
+    out.imag = y
+    return out
+
+
+def _expm1(x):
+    if not np.iscomplexobj(x):
+        return np.expm1(x)
+    return _complex_expm1(np.asarray(x))
+
+
+def _complex_expm1(z):
+    """``exp(z) - 1`` for complex ``z``, accurate near 0 (``expm1(x) cos(y) - 2 sin(y/2)^2
+    + i e^x sin(y)``) and with the standard's special values at infinities and NaNs,
+    where numpy's complex expm1 differs (``expm1(-inf + inf j)`` is ``-1 + 0j``)."""
+    x, y = z.real, z.imag
+    with np.errstate(all="ignore"):
+        re = np.expm1(x) * np.cos(y) - 2 * np.sin(y / 2) ** 2
+        im = np.exp(x) * np.sin(y)
+        finite_y = np.isfinite(y)
+        neg_inf, pos_inf = x == -np.inf, x == np.inf
+        # e^x -> 0: -1 + 0 cis(y), the zero signed by sin(y) where that is defined.
+        re = np.where(neg_inf, -1.0, re)
+        im = np.where(neg_inf, np.where(finite_y, 0.0 * np.sin(np.where(finite_y, y, 0)), 0.0), im)
+        # e^x -> inf: inf cis(y) (+inf + 0j at y = 0, inf + NaN j for y inf or NaN).
+        cis_inf = np.where(y == 0, np.inf, np.inf * np.cos(y))
+        re = np.where(pos_inf, np.where(finite_y, cis_inf, np.inf), re)
+        im = np.where(
+            pos_inf, np.where(y == 0, y, np.where(finite_y, np.inf * np.sin(y), np.nan)), im
+        )
+        # +-0 + 0j is +0 + 0j (the standard's; the formula gives -0 - 0 for -0).
+        re = np.where((x == 0) & (y == 0), 0.0, re)
+        # NaN + 0j keeps its zero imaginary part.
+        im = np.where(np.isnan(x) & (y == 0), y, im)
+    out = np.empty(z.shape, z.dtype)
+    out.real, out.imag = re, im
+    return out
+
+
+cpu_impls[ew.expm1_p] = _expm1
+
+
+def _tanh(x):
+    out = np.tanh(x)
+    if np.iscomplexobj(out):
+        # tanh(+-inf + iy) is +-1 + 0j with the zero signed as y (the standard's); numpy's
+        # sign follows sin(2y), which rounding makes either sign for large y.
+        x = np.asarray(x)
+        at_inf = np.isinf(x.real) & np.isfinite(x.imag)
+        if np.any(at_inf):
+            out = np.array(out)
+            out.imag = np.where(at_inf, np.copysign(0.0, x.imag), out.imag)
+    return out
+
+
+cpu_impls[ew.tanh_p] = _tanh
+cpu_impls[ew.real_p] = _real
+cpu_impls[ew.imag_p] = _imag
+cpu_impls[ew.conj_p] = np.conjugate
+cpu_impls[ew.complex_p] = _complex
 
 
 # ------------------------------------------- special functions, in float64 and cast back

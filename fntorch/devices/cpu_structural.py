@@ -18,6 +18,8 @@ from ._device import cpu_impls
 
 def _convert_element_type(x, *, new_dtype):
     x = np.asarray(x)
+    if dt.is_complex(x.dtype) and not dt.is_complex(new_dtype):
+        x = x.real  # the real part, as lax (numpy warns and does the same)
     if dt.is_float(x.dtype) and dt.is_integer(new_dtype):
         return _float_to_int(x, np.dtype(new_dtype))
     with np.errstate(over="ignore"):  # float64 -> float32 overflows to inf, as it should

@@ -5,9 +5,12 @@ tensor's dtype and its buffer's dtype are the same object and no translation tab
 on the eager hot path.
 
 Promotion follows the Array API standard within a kind; across kinds an integer or bool
-meets a float and gives the float operand's dtype, as PyTorch and JAX do. Python scalars
-are *weak*: they take the dtype of the tensor they meet, and only pick a default dtype
-(float32, int64) when they must change kind.
+meets a float and gives the float operand's dtype, as PyTorch and JAX do, and a real
+meets a complex and gives the complex dtype wide enough for both (float64 with
+complex64 is complex128, the standard's table). Python scalars are *weak*: they take the
+dtype of the tensor they meet, and only pick a default dtype (float32, int64, complex64)
+when they must change kind; a Python complex meeting a float tensor gives the complex
+dtype of that float's precision.
 """
 
 from __future__ import annotations
@@ -31,25 +34,63 @@ float16 = np.dtype(np.float16)
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
+complex64 = np.dtype(np.complex64)
+complex128 = np.dtype(np.complex128)
 # The tangent dtype of integer and boolean values (JAX's float0): it holds no data.
 float0 = np.dtype([("float0", np.void, 0)])
 
 default_float = float32
 default_int = int64
+default_complex = complex64
 
 bool_dtypes = (bool_,)
 signed_dtypes = (int8, int16, int32, int64)
 unsigned_dtypes = (uint8, uint16, uint32, uint64)
 integer_dtypes = signed_dtypes + unsigned_dtypes
 float_dtypes = (float16, bfloat16, float32, float64)
-all_dtypes = bool_dtypes + integer_dtypes + float_dtypes
+complex_dtypes = (complex64, complex128)
+real_dtypes = bool_dtypes + integer_dtypes + float_dtypes
+all_dtypes = real_dtypes + complex_dtypes
 
 _by_name = {str(d): d for d in all_dtypes} | {"bool": bool_}
-_BOOL, _INT, _FLOAT = 0, 1, 2
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 def is_float(dtype) -> bool:
     return dtype in float_dtypes
+
+
+def is_complex(dtype) -> bool:
+    return dtype in complex_dtypes
+
+
+def is_inexact(dtype) -> bool:
+    """A float or complex dtype: the ones derivatives are taken of."""
+    return dtype in float_dtypes or dtype in complex_dtypes
+
+
+def real_dtype(dtype) -> np.dtype:
+    """The dtype of a value's real part: float32 for complex64, float64 for complex128,
+    ``dtype`` itself for real dtypes.
+
+    >>> real_dtype(complex64), real_dtype(float16)
+    (dtype('float32'), dtype('float16'))
+    """
+    if dtype == complex64:
+        return float32
+    if dtype == complex128:
+        return float64
+    return dtype
+
+
+def complex_dtype(dtype) -> np.dtype:
+    """The complex dtype with ``dtype``'s precision: complex128 for float64 and
+    complex128, complex64 for every other dtype.
+
+    >>> complex_dtype(float64), complex_dtype(float32)
+    (dtype('complex128'), dtype('complex64'))
+    """
+    return complex128 if dtype in (float64, complex128) else complex64
 
 
 def is_integer(dtype) -> bool:
@@ -65,6 +106,8 @@ def kind_rank(dtype) -> int:
         return _BOOL
     if dtype in float_dtypes:
         return _FLOAT
+    if dtype in complex_dtypes:
+        return _COMPLEX
     return _INT
 
 
@@ -82,6 +125,8 @@ def canonicalize(dtype, *, where: str = "dtype") -> np.dtype:
         return default_int
     if dtype is builtins.bool:
         return bool_
+    if dtype is builtins.complex:
+        return default_complex
     if isinstance(dtype, str) and dtype in _by_name:
         return _by_name[dtype]
     try:
@@ -107,6 +152,10 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     if a == b:
         return a
     ka, kb = kind_rank(a), kind_rank(b)
+    if _COMPLEX in (ka, kb):
+        # The standard's table: the complex dtype as wide as the wider of the two.
+        wide = complex128 in (a, b) or float64 in (a, b)
+        return complex128 if wide else complex64
     if ka != kb:
         return a if ka > kb else b
     if ka == _FLOAT:
@@ -128,7 +177,12 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     return np.dtype(f"int{u.itemsize * 16}")
 
 
-_PY_KIND = {builtins.bool: _BOOL, builtins.int: _INT, builtins.float: _FLOAT}
+_PY_KIND = {
+    builtins.bool: _BOOL,
+    builtins.int: _INT,
+    builtins.float: _FLOAT,
+    builtins.complex: _COMPLEX,
+}
 
 
 def _weak_kind(x):
@@ -136,7 +190,12 @@ def _weak_kind(x):
     if k is not None or isinstance(x, (np.generic, np.dtype)):
         return k
     # Subclasses of Python numbers other than numpy's (np.float64 subclasses float).
-    for t, kind in ((builtins.bool, _BOOL), (builtins.int, _INT), (builtins.float, _FLOAT)):
+    for t, kind in (
+        (builtins.bool, _BOOL),
+        (builtins.int, _INT),
+        (builtins.float, _FLOAT),
+        (builtins.complex, _COMPLEX),
+    ):
         if isinstance(x, t):
             return kind
     return None
@@ -176,8 +235,10 @@ def dtype_and_weak(*args) -> tuple[np.dtype, builtins.bool]:
     if strong is None:
         if weak < 0:
             raise ValueError("result_type: expected at least one argument")
-        return (bool_, default_int, default_float)[weak], True
+        return (bool_, default_int, default_float, default_complex)[weak], True
     if weak > kind_rank(strong):
+        if weak == _COMPLEX:
+            return complex_dtype(strong), False
         return (default_int if weak == _INT else default_float), False
     return strong, False
 
@@ -230,6 +291,8 @@ def finfo(dtype):
     0.0078125
     """
     dtype = canonicalize(dtype, where="finfo")
+    if is_complex(dtype):  # the standard: the limits of the real and imaginary parts
+        return np.finfo(real_dtype(dtype))
     if not is_float(dtype):
         raise TypeError(f"finfo: expected a float dtype, got {dtype}; use iinfo for integers")
     if dtype == bfloat16:

@@ -173,7 +173,19 @@ def _kind(e: Eqn, allowed) -> str:
         return "library"
     if any(isinstance(v, Var) and 0 in v.aval.shape for v in (*e.inputs, *e.outputs)):
         return "library"  # empty arrays: nothing to compute, the impls know the shapes
+    if _complex_valued(e):
+        # The kernel templates compute on scalars of one real type; complex values run
+        # as library steps through the host impls (numpy's complex loops) until the
+        # kernels carry them as (re, im) pairs.
+        return "library"
     return "kernel"
+
+
+_COMPLEX_KINDS = "c"
+
+
+def _complex_valued(e: Eqn) -> bool:
+    return any(np.dtype(v.aval.dtype).kind in _COMPLEX_KINDS for v in (*e.inputs, *e.outputs))
 
 
 def is_column_sum(e: Eqn) -> bool:

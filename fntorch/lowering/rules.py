@@ -126,6 +126,11 @@ def _is_finite(b, x, *, dtype, **_):
     return b.fcmp("olt", b.fabs(x), _const(b, float("inf"), dtype))
 
 
+def _signbit(b, x, *, dtype, **_):
+    # copysign reads the sign bit, a NaN's too (a comparison cannot see it).
+    return b.fcmp("olt", b.copysign(_const(b, 1.0, dtype), x), _const(b, 0.0, dtype))
+
+
 def _not(b, x, *, dtype, **_):
     return b.xor(x, _const(b, -1, dtype))  # bool: xor with true
 
@@ -364,7 +369,8 @@ def _iota(b, index, *, out_dtype, **_):
 
 lowering_rules.update({
     "neg": _neg, "sign": _sign, "floor": _intrinsic("floor"), "ceil": _intrinsic("ceil"),
-    "round": _intrinsic("rint"), "is_finite": _is_finite, "sqrt": _intrinsic("sqrt"),
+    "round": _intrinsic("rint"), "is_finite": _is_finite, "signbit": _signbit,
+    "sqrt": _intrinsic("sqrt"),
     "abs": _abs, "not": _not, "square": _square,
     "add": _binary("fadd", "add"), "sub": _binary("fsub", "sub"),
     "mul": _binary("fmul", "mul"), "div": _div, "rem": _rem, "pow": _pow,

@@ -13,6 +13,10 @@ Plain eager dispatch pays nothing for this: ``Tensor._taped`` is a class attribu
 only cells and recorded values override, and it is read only for operands that are not
 plain tensors.
 
+Complex cells get PyTorch's gradients: ``.grad`` (and ``autograd.grad``) is the
+conjugate of ``ft.grad``'s JAX convention, ``df/dx + i df/dy`` for a real loss, so the
+optimizers' ``p - lr * p.grad`` descends as in PyTorch.
+
 After a ``backward``, later operations record on a new tape; values of the old one can
 still be differentiated (their tape is kept as long as they are), and mixing them with
 the new tape's treats them as constants.
@@ -468,6 +472,21 @@ def _transpose_taped(outputs, cotangents, retain_graph, where):
     return list(zip(cells, cts))
 
 
+def _torch_convention(x):
+    """A complex gradient in PyTorch's convention from JAX's, or back: its conjugate.
+
+    ``ft.grad`` gives JAX's ``df/dx - i df/dy`` for a real ``f`` of ``z = x + iy``;
+    PyTorch's ``.grad`` is ``df/dx + i df/dy``, the direction of steepest ascent, so
+    that ``p - lr * p.grad`` descends (the optimizers rely on it).
+    """
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or dtype.kind != "c":
+        return x
+    from ..ops import lax
+
+    return lax.conj(x)
+
+
 def _cotangent(out, g, where, create_graph=False):
     if g is None:
         if out.shape != ():
@@ -517,13 +536,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 "grad_fn (it was not computed from a Parameter with requires_grad=True "
                 "outside ft.no_grad())"
             )
-    cts = [_cotangent(o, g, "backward", create_graph) for o, g in zip(outs, gs)]
+    cts = [_torch_convention(_cotangent(o, g, "backward", create_graph)) for o, g in zip(outs, gs)]
     only = None if inputs is None else {id(c) for c in inputs}
     if create_graph:
         pairs = _transpose_taped(outs, cts, retain_graph, "backward")
     else:
         pairs = _transpose(outs, cts, retain_graph)
     for cell, ct in pairs:
+        ct = _torch_convention(ct)
         if only is not None and id(cell) not in only:
             continue
         if create_graph and not _cell_scopes:
@@ -574,13 +594,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     gs = grad_outputs if isinstance(grad_outputs, (list, tuple)) else [grad_outputs] * len(outs)
     if not all(isinstance(o, TapeTensor) for o in outs):
         raise RuntimeError("autograd.grad: an output does not require grad")
-    cts = [_cotangent(o, g, "autograd.grad", create_graph) for o, g in zip(outs, gs)]
+    cts = [_torch_convention(_cotangent(o, g, "autograd.grad", create_graph))
+           for o, g in zip(outs, gs)]  # fmt: skip
     if create_graph:
         pairs = _transpose_taped(outs, cts, retain_graph, "autograd.grad")
     else:
         pairs = _transpose(outs, cts, retain_graph)
     found: dict = {}
     for cell, ct in pairs:
+        ct = _torch_convention(ct)
         prev = found.get(id(cell))
         found[id(cell)] = ct if prev is None else prev + ct
     result = []

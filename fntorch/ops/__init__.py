@@ -5,6 +5,7 @@ from . import (
     _prims_debug,
     _prims_decomp,
     _prims_elementwise,
+    _prims_fft,
     _prims_indexing,
     _prims_linalg,
     _prims_reduce,
@@ -12,6 +13,7 @@ from . import (
     _tensor,  # attaches operators and methods to Tensor
     api,
     control_flow,
+    fft,  # ft.fft, the Array API fft extension
     lax,
     linalg,  # ft.linalg, the Array API linalg extension
 )

@@ -21,12 +21,12 @@ from ..fx.core import ConcretizationError, Tensor, _new_tensor
 from ..fx.device import host_device
 from . import lax
 
+_PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
 
 def is_pyscalar(x) -> bool:
-    """A Python bool, int or float (numpy scalars are not: they carry a dtype)."""
-    return isinstance(x, (builtins.bool, builtins.int, builtins.float)) and not isinstance(
-        x, np.generic
-    )
+    """A Python bool, int, float or complex (numpy scalars are not: they carry a dtype)."""
+    return isinstance(x, _PY_SCALARS) and not isinstance(x, np.generic)
 
 
 def operand(x, asarray) -> Tensor | bool | int | float:
@@ -140,17 +140,23 @@ def as_index(name: str, what: str, value) -> int:
         raise TypeError(f"{name}: {what} must be an integer, got {value!r}") from None
 
 
+class AxisError(ValueError, IndexError):
+    """An axis out of range: a ValueError (fntorch's rule for shape errors) that is also
+    the IndexError the Array API standard names, as numpy's ``AxisError`` is both."""
+
+
 def normalize_axis(name: str, axis, ndim: int) -> int:
     """``axis`` as a non-negative int below ``ndim``.
 
-    Out of range: ValueError naming ``name``, the axis and the rank.
+    Out of range: `AxisError` (a ValueError and an IndexError) naming ``name``, the
+    axis and the rank.
 
     >>> normalize_axis("ft.sum", -1, 3)
     2
     """
     a = as_index(name, "axis", axis)
     if not -ndim <= a < ndim:
-        raise ValueError(
+        raise AxisError(
             f"{name}: axis {axis} is out of bounds for a tensor of rank {ndim} "
             f"(valid axes are {-ndim}..{ndim - 1})"
         )

@@ -136,7 +136,7 @@ def asarray(obj, dtype=None, device=None, copy=None) -> Tensor:
         if any(isinstance(leaf, Tensor) for leaf in leaves):
             return _stack_nested(obj, dtype, device)
         arr = _from_python("asarray", obj, dtype or _infer_dtype(leaves))
-    elif isinstance(obj, (complex, str, bytes)):
+    elif isinstance(obj, (str, bytes)):
         raise _unsupported("asarray", type(obj).__name__)
     else:
         if hasattr(obj, "detach"):  # a torch tensor that requires grad
@@ -411,8 +411,9 @@ def linspace(start, stop, /, num: int, *, dtype=None, device=None, endpoint: boo
     num = as_index("linspace", "num", num)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
-    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
-    if not dt.is_float(dtype):
+    wide = np.complex128 if dt.is_complex(dtype) else np.float64
+    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=wide)
+    if not dt.is_inexact(dtype):
         values = np.floor(values)  # numpy rounds integer samples down, not toward zero
     return _put(values.astype(dtype), device)
 

@@ -24,7 +24,7 @@ from ..fx.autocast import autocast_op as _autocast_op
 from . import lax
 from ._api_common import _int_range, cast, is_pyscalar, operand, promote, promote_dtype
 from ._api_creation import asarray
-from ._api_elementwise_math import _operand, _require, _tensor, _zero, signbit
+from ._api_elementwise_math import _operand, _real_tensor, _require, _tensor, _zero, signbit
 from ._prims_elementwise import broadcast_shapes
 
 __all__ = [
@@ -37,10 +37,13 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _binary_args(name, x1, x2, *, floating=False):
+def _binary_args(name, x1, x2, *, floating=False, real=False):
     a, b = _operand(name, x1, "x1"), _operand(name, x2, "x2")
     dtype = promote_dtype(name, a, b)
-    if floating and not dt.is_float(dtype):
+    if real and dt.is_complex(dtype):
+        raise TypeError(f"{name}: expected a real (not complex) dtype, got x1 and x2, which "
+                        f"promote to {dtype}")  # fmt: skip
+    if floating and not dt.is_inexact(dtype):
         dtype = dt.default_float
     return promote(name, a, b, dtype=dtype)
 
@@ -97,10 +100,13 @@ def _exact_comparison_dtype(a, b, dtype):
     return dtype
 
 
-def _make_comparison(name, fn, py_fn, doc, example, result):
+def _make_comparison(name, fn, py_fn, doc, example, result, ordered=True):
     def f(x1, x2, /):
         a, b = _operand(name, x1, "x1"), _operand(name, x2, "x2")
         dtype = promote_dtype(name, a, b)
+        if ordered and dt.is_complex(dtype):
+            raise TypeError(f"{name}: complex numbers are not ordered (x1 and x2 promote to "
+                            f"{dtype}); compare real(x) or abs(x)")  # fmt: skip
         const = _out_of_range_comparison(py_fn, a, b, dtype)
         if const is not None:
             return const
@@ -125,19 +131,19 @@ multiply = _make_binary(
 )  # fmt: skip
 maximum = _make_binary(
     "maximum", lax.max, "Elementwise maximum (NaN propagates).",
-    "ft.maximum(ft.asarray([1, 5]), 3)", "[3, 5]", lax.bitwise_or,
+    "ft.maximum(ft.asarray([1, 5]), 3)", "[3, 5]", lax.bitwise_or, kind="real",
 )  # fmt: skip
 minimum = _make_binary(
     "minimum", lax.min, "Elementwise minimum (NaN propagates).",
-    "ft.minimum(ft.asarray([1, 5]), 3)", "[1, 3]", lax.bitwise_and,
+    "ft.minimum(ft.asarray([1, 5]), 3)", "[1, 3]", lax.bitwise_and, kind="real",
 )  # fmt: skip
 equal = _make_comparison(
     "equal", lax.eq, operator.eq, "Elementwise ``x1 == x2``.",
-    "ft.equal(ft.asarray([1, 2]), 2)", "[False, True]",
+    "ft.equal(ft.asarray([1, 2]), 2)", "[False, True]", ordered=False,
 )  # fmt: skip
 not_equal = _make_comparison(
     "not_equal", lax.ne, operator.ne, "Elementwise ``x1 != x2``.",
-    "ft.not_equal(ft.asarray([1, 2]), 2)", "[True, False]",
+    "ft.not_equal(ft.asarray([1, 2]), 2)", "[True, False]", ordered=False,
 )  # fmt: skip
 less = _make_comparison(
     "less", lax.lt, operator.lt, "Elementwise ``x1 < x2``.",
@@ -253,7 +259,7 @@ def atan2(x1, x2, /):
     >>> ft.atan2(ft.asarray([0.0]), ft.asarray([1.0])).tolist()
     [0.0]
     """
-    a, b = _binary_args("atan2", x1, x2, floating=True)
+    a, b = _binary_args("atan2", x1, x2, floating=True, real=True)
     return lax.atan2(a, b)
 
 
@@ -264,7 +270,7 @@ def nextafter(x1, x2, /):
     >>> ft.greater(ft.nextafter(ft.asarray([1.0]), 2.0), 1.0).tolist()
     [True]
     """
-    a, b = _binary_args("nextafter", x1, x2, floating=True)
+    a, b = _binary_args("nextafter", x1, x2, floating=True, real=True)
     return lax.nextafter(a, b)
 
 
@@ -283,7 +289,7 @@ def pow(x1, x2, /):  # noqa: A001 - the standard's name
                 f"pow: an integer tensor ({x.dtype}) cannot be raised to the negative power "
                 f"{x2} (numpy refuses it too); cast it to a float dtype first"
             )
-        if x.dtype != dt.bool_ and (x2 >= 0 or dt.is_float(x.dtype)):
+        if x.dtype != dt.bool_ and (x2 >= 0 or dt.is_inexact(x.dtype)):
             return lax.integer_pow(x, x2)
     a, b = _binary_args("pow", x1, x2)
     return lax.pow(a, b)
@@ -296,7 +302,7 @@ def floor_divide(x1, x2, /):
     >>> ft.floor_divide(ft.asarray([7, -7]), 2).tolist()
     [3, -4]
     """
-    a, b = _binary_args("floor_divide", x1, x2)
+    a, b = _binary_args("floor_divide", x1, x2, real=True)
     if a.dtype == dt.bool_:
         raise TypeError("floor_divide: expected a numeric dtype, got bool")
     if dt.is_integer(a.dtype):
@@ -328,7 +334,7 @@ def remainder(x1, x2, /):
     >>> ft.remainder(ft.asarray([7, -7]), 3).tolist()
     [1, 2]
     """
-    a, b = _binary_args("remainder", x1, x2)
+    a, b = _binary_args("remainder", x1, x2, real=True)
     if a.dtype == dt.bool_:
         raise TypeError("remainder: expected a numeric dtype, got bool")
     r, zero = lax.rem(a, b), _zero(a)
@@ -350,7 +356,7 @@ def copysign(x1, x2, /):
     >>> ft.copysign(ft.asarray([1.0, 2.0]), ft.asarray([-1.0, 0.0])).tolist()
     [-1.0, 2.0]
     """
-    a, b = _binary_args("copysign", x1, x2, floating=True)
+    a, b = _binary_args("copysign", x1, x2, floating=True, real=True)
     m = lax.abs(a)
     return lax.select(signbit(b), lax.neg(m), m)
 
@@ -362,7 +368,7 @@ def hypot(x1, x2, /):
     >>> ft.hypot(ft.asarray([3.0]), ft.asarray([4.0])).tolist()
     [5.0]
     """
-    a, b = _binary_args("hypot", x1, x2, floating=True)
+    a, b = _binary_args("hypot", x1, x2, floating=True, real=True)
     a, b = lax.abs(a), lax.abs(b)
     big, small = lax.max(a, b), lax.min(a, b)
     zero, one = _zero(big), cast(1, big.dtype)
@@ -379,7 +385,7 @@ def logaddexp(x1, x2, /):
     >>> ft.logaddexp(ft.asarray([0.0, 1000.0]), 0.0).tolist()  # log(2) in float32, 1000
     [0.6931471824645996, 1000.0]
     """
-    a, b = _binary_args("logaddexp", x1, x2, floating=True)
+    a, b = _binary_args("logaddexp", x1, x2, floating=True, real=True)
     m = lax.max(a, b)
     d = lax.sub(a, b)
     r = lax.add(m, lax.log1p(lax.exp(lax.neg(lax.abs(d)))))
@@ -393,7 +399,7 @@ def clip(x, /, min=None, max=None):  # noqa: A002 - the standard's names
     >>> ft.clip(ft.asarray([-2, 0, 5]), 0, 3).tolist()
     [0, 0, 3]
     """
-    x = _tensor("clip", x)
+    x = _real_tensor("clip", x)
     out = x
     bounds = ((min, lax.max, math.ceil, lax.ceil), (max, lax.min, math.floor, lax.floor))
     for bound, fn, rnd, rnd_t in bounds:

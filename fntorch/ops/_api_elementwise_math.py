@@ -2,12 +2,14 @@
 erfinv, relu and gelu: exponentials, logarithms, roots and trigonometric functions,
 magnitude and sign (``abs``, ``negative``, ``sign``, ``square``, ``reciprocal``, ...),
 rounding (``floor``, ``ceil``, ``trunc``, ``round``), the complex parts of real tensors
-(``conj``, ``real``, ``imag``) and classification (``isnan``, ``isinf``, ``isfinite``,
+(``conj``, ``real``, ``imag``, ``angle``) and classification (``isnan``, ``isinf``, ``isfinite``,
 ``signbit``). Also the operand helpers that `fntorch.ops._api_elementwise` (the binary
 functions) imports: ``_operand``, ``_tensor``, ``_require``, ``_zero``.
 
 Functions that only make sense for floats (``exp``, ``sin``, ``gelu``) take integer and
-bool inputs as the default float dtype, float32.
+bool inputs as the default float dtype, float32. Those the standard defines for complex
+inputs keep complex64/complex128 (principal branches, numpy's); the others raise
+TypeError for them.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ._api_common import cast, is_pyscalar, operand
 from ._api_creation import asarray
 
 __all__ = [
-    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "conj", "cos",
+    "abs", "acos", "acosh", "angle", "asin", "asinh", "atan", "atanh", "ceil", "conj", "cos",
     "cosh", "exp", "expm1", "floor", "imag", "isfinite", "isinf", "isnan", "log",
     "log1p", "log2", "log10", "negative", "positive", "real", "reciprocal", "round",
     "sign", "signbit", "sin", "sinh", "square", "sqrt", "tan", "tanh", "trunc",
@@ -37,7 +39,7 @@ def _operand(name, x, arg):
     except (TypeError, ValueError) as e:
         got = reprlib.repr(x)
         raise type(e)(
-            f"{name}: {arg} must be a tensor or (a nested list of) real numbers, "
+            f"{name}: {arg} must be a tensor or (a nested list of) numbers, "
             f"got {type(x).__name__} {got} ({e})"
         ) from None
 
@@ -46,11 +48,23 @@ def _tensor(name, x, arg="x"):
     return _operand(name, x, arg) if not is_pyscalar(x) else asarray(x)
 
 
-def _float_tensor(name, x):
-    """``x`` as a tensor of a float dtype (ints and bools become float32)."""
+def _float_tensor(name, x, complex_ok=True):
+    """``x`` as a tensor of a float or complex dtype (ints and bools become float32);
+    TypeError for a complex one unless ``complex_ok``."""
     x = _tensor(name, x)
+    if dt.is_complex(x.dtype):
+        if not complex_ok:
+            raise TypeError(f"{name}: expected a real dtype, got {x.dtype}")
+        return x
     if not dt.is_float(x.dtype):
         x = lax.convert_element_type(x, dt.default_float)
+    return x
+
+
+def _real_tensor(name, x, arg="x"):
+    x = _tensor(name, x, arg)
+    if dt.is_complex(x.dtype):
+        raise TypeError(f"{name}: expected a real dtype, got {arg} of dtype {x.dtype}")
     return x
 
 
@@ -60,6 +74,7 @@ _KINDS = {
     "numeric": ("a numeric (integer or float)", lambda d: d != dt.bool_),
     "integral": ("an integer or bool", lambda d: d == dt.bool_ or dt.is_integer(d)),
     "integer": ("an integer", dt.is_integer),
+    "real": ("a real (not complex)", lambda d: not dt.is_complex(d)),
 }
 
 
@@ -79,9 +94,9 @@ def _zero(x):
 # --------------------------------------------------------------------- unary functions
 
 
-def _make_float_unary(name, fn, example_in, example_out):
+def _make_float_unary(name, fn, example_in, example_out, complex_ok=True):
     def f(x, /):
-        return fn(_float_tensor(name, x))
+        return fn(_float_tensor(name, x, complex_ok))
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (
@@ -94,13 +109,13 @@ def _make_float_unary(name, fn, example_in, example_out):
 
 
 exp = _autocast_op("exp")(_make_float_unary("exp", lax.exp, "[0.0]", "[1.0]"))
-exp2 = _make_float_unary("exp2", lax.exp2, "[3.0]", "[8.0]")
+exp2 = _make_float_unary("exp2", lax.exp2, "[3.0]", "[8.0]", complex_ok=False)
 expm1 = _autocast_op("expm1")(_make_float_unary("expm1", lax.expm1, "[0.0]", "[0.0]"))
 log = _autocast_op("log")(_make_float_unary("log", lax.log, "[1.0]", "[0.0]"))
 log1p = _autocast_op("log1p")(_make_float_unary("log1p", lax.log1p, "[0.0]", "[0.0]"))
 sqrt = _make_float_unary("sqrt", lax.sqrt, "[4.0]", "[2.0]")
 rsqrt = _autocast_op("rsqrt")(_make_float_unary("rsqrt", lax.rsqrt, "[4.0]", "[0.5]"))
-cbrt = _make_float_unary("cbrt", lax.cbrt, "[8.0]", "[2.0]")
+cbrt = _make_float_unary("cbrt", lax.cbrt, "[8.0]", "[2.0]", complex_ok=False)
 sin = _make_float_unary("sin", lax.sin, "[0.0]", "[0.0]")
 cos = _make_float_unary("cos", lax.cos, "[0.0]", "[1.0]")
 tan = _autocast_op("tan")(_make_float_unary("tan", lax.tan, "[0.0]", "[0.0]"))
@@ -113,9 +128,11 @@ tanh = _make_float_unary("tanh", lax.tanh, "[0.0]", "[0.0]")
 asinh = _make_float_unary("asinh", lax.asinh, "[0.0]", "[0.0]")
 acosh = _make_float_unary("acosh", lax.acosh, "[1.0]", "[0.0]")
 atanh = _make_float_unary("atanh", lax.atanh, "[0.0]", "[0.0]")
-sigmoid = _make_float_unary("sigmoid", lax.logistic, "[0.0]", "[0.5]")
-erf = _make_float_unary("erf", lax.erf, "[0.0]", "[0.0]")
-erfinv = _autocast_op("erfinv")(_make_float_unary("erfinv", lax.erf_inv, "[0.0]", "[0.0]"))
+sigmoid = _make_float_unary("sigmoid", lax.logistic, "[0.0]", "[0.5]", complex_ok=False)
+erf = _make_float_unary("erf", lax.erf, "[0.0]", "[0.0]", complex_ok=False)
+erfinv = _autocast_op("erfinv")(
+    _make_float_unary("erfinv", lax.erf_inv, "[0.0]", "[0.0]", complex_ok=False)
+)
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -146,11 +163,11 @@ def log10(x, /):
 
 
 def abs(x, /):  # noqa: A001 - the standard's name
-    """Elementwise absolute value (the dtype is kept).
+    """Elementwise absolute value (the dtype is kept; a complex's modulus is real).
 
     >>> import fntorch as ft
-    >>> ft.abs(ft.asarray([-1, 2])).tolist()
-    [1, 2]
+    >>> ft.abs(ft.asarray([-1, 2])).tolist(), ft.abs(ft.asarray(3 + 4j)).item()
+    ([1, 2], 5.0)
     """
     x = _tensor("abs", x)
     _require("abs", "numeric", x)
@@ -222,7 +239,7 @@ def reciprocal(x, /):
 
 def _rounding(name, fn, example_in, example_out):
     def f(x, /):
-        x = _tensor(name, x)
+        x = _real_tensor(name, x)
         if not dt.is_float(x.dtype):
             if x.dtype == dt.bool_:
                 raise TypeError(f"{name}: expected a numeric dtype, got bool")
@@ -250,34 +267,52 @@ round = _rounding("round", lax.round, "[0.5, 1.5, 2.5]", "[0.0, 2.0, 2.0]")  # n
 
 
 def conj(x, /):
-    """Complex conjugate; fntorch tensors are real, so ``x`` itself.
+    """Complex conjugate (a real ``x`` is its own).
 
     >>> import fntorch as ft
-    >>> ft.conj(ft.asarray([1.0])).tolist()
-    [1.0]
+    >>> ft.conj(ft.asarray([1 + 2j])).tolist()
+    [(1-2j)]
     """
-    return _tensor("conj", x)
+    x = _tensor("conj", x)
+    return lax.conj(x) if dt.is_complex(x.dtype) else x
 
 
 def real(x, /):
-    """Real part; fntorch tensors are real, so ``x`` itself.
+    """Real part (of a complex64 a float32, of a complex128 a float64; a real ``x`` is
+    its own).
 
     >>> import fntorch as ft
-    >>> ft.real(ft.asarray([1.0])).tolist()
+    >>> ft.real(ft.asarray([1 + 2j])).tolist()
     [1.0]
     """
-    return _tensor("real", x)
+    x = _tensor("real", x)
+    return lax.real(x) if dt.is_complex(x.dtype) else x
 
 
 def imag(x, /):
-    """Imaginary part; fntorch tensors are real, so zeros.
+    """Imaginary part (zeros for a real ``x``).
 
     >>> import fntorch as ft
-    >>> ft.imag(ft.asarray([1.0])).tolist()
-    [0.0]
+    >>> ft.imag(ft.asarray([1 + 2j])).tolist()
+    [2.0]
     """
     x = _tensor("imag", x)
+    if dt.is_complex(x.dtype):
+        return lax.imag(x)
     return lax.full(x.shape, 0, x.dtype, like=x)
+
+
+def angle(x, /):
+    """The argument of a complex number, ``atan2(imag(x), real(x))`` (0 or pi for reals).
+
+    >>> import fntorch as ft
+    >>> f"{ft.angle(ft.asarray(1j)).item():.4f}"
+    '1.5708'
+    """
+    x = _float_tensor("angle", x)
+    if dt.is_complex(x.dtype):
+        return lax.atan2(lax.imag(x), lax.real(x))
+    return lax.atan2(lax.full(x.shape, 0, x.dtype, like=x), x)
 
 
 # ----------------------------------------------------------------- classification
@@ -291,6 +326,8 @@ def isnan(x, /):
     [False, True]
     """
     x = _tensor("isnan", x)
+    if dt.is_complex(x.dtype):
+        return lax.bitwise_or(isnan(lax.real(x)), isnan(lax.imag(x)))
     if not dt.is_float(x.dtype):
         return lax.full(x.shape, False, dt.bool_, like=x)
     return lax.ne(x, x)
@@ -304,6 +341,8 @@ def isinf(x, /):
     [False, True]
     """
     x = _tensor("isinf", x)
+    if dt.is_complex(x.dtype):
+        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
     if not dt.is_float(x.dtype):
         return lax.full(x.shape, False, dt.bool_, like=x)
     return lax.eq(lax.abs(x), cast(math.inf, x.dtype))
@@ -317,26 +356,25 @@ def isfinite(x, /):
     [True, False]
     """
     x = _tensor("isfinite", x)
-    if not dt.is_float(x.dtype):
+    if not dt.is_inexact(x.dtype):
         return lax.full(x.shape, True, dt.bool_, like=x)
     return lax.is_finite(x)
 
 
 def signbit(x, /):
-    """Elementwise: is the sign bit set (True for -0.0)? The sign of a NaN is not seen:
-    NaN gives False.
+    """Elementwise: is the sign bit set (True for -0.0, and for a NaN with its sign bit
+    set, as numpy's and the standard's)?
 
     >>> import fntorch as ft
     >>> ft.signbit(ft.asarray([-0.0, 0.0, -2.0])).tolist()
     [True, False, True]
     """
-    x = _tensor("signbit", x)
+    x = _real_tensor("signbit", x)
     if not dt.is_float(x.dtype):
         if dt.is_signed(x.dtype):
             return lax.lt(x, cast(0, x.dtype))
         return lax.full(x.shape, False, dt.bool_, like=x)
-    # atan2(x, -1) is +-pi for +-0, and has x's sign otherwise: one primitive, no warnings.
-    return lax.lt(lax.atan2(x, cast(-1, x.dtype)), cast(0, x.dtype))
+    return lax.signbit(x)
 
 
 # ----------------------------------------------------------------- neural-net extras

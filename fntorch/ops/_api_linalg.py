@@ -134,7 +134,8 @@ def tensordot(x1, x2, /, *, axes=2) -> Tensor:
 
 
 def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
-    """Dot product of vectors along ``axis`` (the other dims broadcast).
+    """Dot product of vectors along ``axis`` (the other dims broadcast); complex ``x1`` is
+    conjugated, as the standard says (``sum(conj(x1) * x2)``).
 
     >>> import fntorch as ft
     >>> ft.vecdot(ft.asarray([[1.0, 2.0], [3.0, 4.0]]), ft.asarray([1.0, 1.0])).tolist()
@@ -165,6 +166,8 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
         ) from None
     shape = batch + (sa[ax_a],)
     a, b = broadcast_to(a, shape), broadcast_to(b, shape)
+    if dt.is_complex(a.dtype):
+        a = lax.conj(a)
     return _total(_product(a, b), (len(batch),))
 
 

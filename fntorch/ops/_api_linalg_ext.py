@@ -9,6 +9,8 @@ for them). ``eigh`` and ``cholesky`` symmetrize their input, ``(x + x.mT) / 2``,
 (``symmetrize_input=True``), so their derivatives treat the input as symmetric.
 Derivatives follow JAX's rules and share their limits: ``det``/``inv``/``solve`` at a
 singular matrix and ``eigh``/``svd`` at repeated eigen/singular values give inf/NaN.
+Complex64/complex128 inputs go through every function here but ``lu_solve`` (real
+only); ``eigh`` and ``cholesky`` take the Hermitian part ``(x + x^H) / 2``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .api import (
     abs,
     asarray,
     broadcast_to,
+    conj,
     expand_dims,
     eye,
     log,
@@ -127,15 +130,17 @@ class LstsqResult(NamedTuple):
 # --------------------------------------------------------------------------- helpers
 
 
-def as_float_matrix(name: str, x, *, square: bool = False, what: str = "x") -> Tensor:
-    """``x`` as a float32/float64 tensor of rank >= 2 (square if asked), or the error
-    naming ``name``.
+def as_float_matrix(
+    name: str, x, *, square: bool = False, what: str = "x", complex_ok: bool = False
+) -> Tensor:
+    """``x`` as a float32/float64 (or, if ``complex_ok``, complex) tensor of rank >= 2
+    (square if asked), or the error naming ``name``.
 
     >>> import fntorch as ft
     >>> as_float_matrix("inv", [[1, 2], [3, 4]]).dtype
     dtype('float32')
     """
-    x = as_float(name, x, what)
+    x = as_float(name, x, what, complex_ok)
     shape = tuple(x.shape)
     if x.ndim < 2:
         raise ValueError(
@@ -150,14 +155,18 @@ def as_float_matrix(name: str, x, *, square: bool = False, what: str = "x") -> T
     return x
 
 
-def as_float(name: str, x, what: str = "x") -> Tensor:
-    """``x`` as a tensor of float32/float64 (ints and bools: the default float)."""
+def as_float(name: str, x, what: str = "x", complex_ok: bool = False) -> Tensor:
+    """``x`` as a tensor of float32/float64 (ints and bools: the default float), or
+    complex64/complex128 if ``complex_ok``."""
     x = x if isinstance(x, Tensor) else asarray(x)
     if dt.is_integer(x.dtype) or x.dtype == dt.bool_:
         return cast(x, dt.default_float)
+    if complex_ok and dt.is_complex(x.dtype):
+        return x
     if x.dtype not in (dt.float32, dt.float64):
+        also = ", complex64, complex128" if complex_ok else ""
         raise TypeError(
-            f"{name}: {what} must have dtype float32 or float64 (or an integer dtype), "
+            f"{name}: {what} must have dtype float32 or float64{also} (or an integer dtype), "
             f"got {x.dtype}"
         )
     return x
@@ -169,7 +178,13 @@ def _same_dtype(x1: Tensor, x2: Tensor):
 
 
 def _symmetrize(x):
-    return (x + matrix_transpose(x)) / 2
+    return (x + _adjoint(x)) / 2
+
+
+def _adjoint(x):
+    """The conjugate transpose of a stack of matrices (the transpose for real ones)."""
+    t = matrix_transpose(x)
+    return conj(t) if dt.is_complex(x.dtype) else t
 
 
 def _broadcast_batch(name, a, b):
@@ -207,6 +222,7 @@ def _diag(x):
 
 def _parity(pivots, dtype):
     """(-1) to the number of row swaps LAPACK's pivots make."""
+    dtype = dt.real_dtype(dtype)  # the sign's arithmetic is real; it multiplies complexes
     swaps = sum(cast(pivots != np.arange(pivots.shape[-1], dtype=pivots.dtype), dtype), axis=-1)
     return 1 - 2 * (swaps % 2)
 
@@ -223,9 +239,9 @@ def cholesky(x, /, *, upper: bool = False) -> Tensor:
     >>> ft.linalg.cholesky(ft.asarray([[4.0, 2.0], [2.0, 2.0]])).tolist()
     [[2.0, 0.0], [1.0, 1.0]]
     """
-    x = as_float_matrix("cholesky", x, square=True)
+    x = as_float_matrix("cholesky", x, square=True, complex_ok=True)
     L = d.cholesky(_symmetrize(x))
-    return matrix_transpose(L) if upper else L
+    return _adjoint(L) if upper else L
 
 
 def eigh(x, /) -> EighResult:
@@ -235,7 +251,7 @@ def eigh(x, /) -> EighResult:
     >>> ft.linalg.eigh(ft.asarray([[2.0, 1.0], [1.0, 2.0]])).eigenvalues.tolist()
     [1.0, 3.0]
     """
-    x = as_float_matrix("eigh", x, square=True)
+    x = as_float_matrix("eigh", x, square=True, complex_ok=True)
     w, v = d.eigh(_symmetrize(x))
     return EighResult(w, v)
 
@@ -247,7 +263,7 @@ def eigvalsh(x, /) -> Tensor:
     >>> ft.linalg.eigvalsh(ft.asarray([[2.0, 0.0], [0.0, -1.0]])).tolist()
     [-1.0, 2.0]
     """
-    x = as_float_matrix("eigvalsh", x, square=True)
+    x = as_float_matrix("eigvalsh", x, square=True, complex_ok=True)
     return d.eigh(_symmetrize(x))[0]
 
 
@@ -262,7 +278,7 @@ def qr(x, /, *, mode: str = "reduced") -> QRResult:
     """
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
-    x = as_float_matrix("qr", x)
+    x = as_float_matrix("qr", x, complex_ok=True)
     q, r = d.qr(x, full_matrices=mode == "complete")
     return QRResult(q, r)
 
@@ -275,7 +291,7 @@ def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
     >>> ft.linalg.svd(ft.asarray([[3.0, 0.0], [0.0, -2.0]])).S.tolist()
     [3.0, 2.0]
     """
-    x = as_float_matrix("svd", x)
+    x = as_float_matrix("svd", x, complex_ok=True)
     s, u, vt = d.svd(x, full_matrices=bool(full_matrices))
     return SVDResult(u, s, vt)
 
@@ -287,7 +303,7 @@ def svdvals(x, /) -> Tensor:
     >>> ft.linalg.svdvals(ft.asarray([[0.0, 2.0], [1.0, 0.0]])).tolist()
     [2.0, 1.0]
     """
-    x = as_float_matrix("svdvals", x)
+    x = as_float_matrix("svdvals", x, complex_ok=True)
     return d.svd(x, compute_uv=False)[0]
 
 
@@ -302,7 +318,7 @@ def det(x, /) -> Tensor:
     >>> ft.linalg.det(ft.asarray([[1.0, 2.0], [3.0, 4.0]], dtype=ft.float64)).item()
     -2.0
     """
-    x = as_float_matrix("det", x, square=True)
+    x = as_float_matrix("det", x, square=True, complex_ok=True)
     lu, pivots, _ = d.lu(x)
     return _parity(pivots, x.dtype) * prod(_diag(lu), axis=-1)
 
@@ -316,11 +332,18 @@ def slogdet(x, /) -> SlogdetResult:
     >>> s.item(), round(l.item(), 4)
     (-1.0, 0.6931)
     """
-    x = as_float_matrix("slogdet", x, square=True)
+    x = as_float_matrix("slogdet", x, square=True, complex_ok=True)
     lu, pivots, _ = d.lu(x)
     diag = _diag(lu)
-    s = _parity(pivots, x.dtype) * prod(sign(diag), axis=-1)
-    return SlogdetResult(s, sum(log(abs(diag)), axis=-1))
+    mag = abs(diag)
+    if dt.is_complex(x.dtype):
+        # diag / |diag|, not sign(diag): the sign primitive's derivative is zero (JAX's),
+        # but a complex determinant's phase moves with x (JAX's slogdet rule).
+        phase = where(mag == 0, 0, diag / where(mag == 0, 1, mag))
+    else:
+        phase = sign(diag)
+    s = _parity(pivots, x.dtype) * prod(phase, axis=-1)
+    return SlogdetResult(s, sum(log(mag), axis=-1))
 
 
 # ------------------------------------------------------------------------------ solve
@@ -334,7 +357,7 @@ def inv(x, /) -> Tensor:
     >>> ft.linalg.inv(ft.asarray([[2.0, 0.0], [0.0, 4.0]])).tolist()
     [[0.5, 0.0], [0.0, 0.25]]
     """
-    x = as_float_matrix("inv", x, square=True)
+    x = as_float_matrix("inv", x, square=True, complex_ok=True)
     lu, _, perm = d.lu(x)
     n = x.shape[-1]
     return _lu_solve_perm(lu, perm, broadcast_to(eye(n, dtype=x.dtype), tuple(x.shape)))
@@ -348,8 +371,8 @@ def solve(x1, x2, /) -> Tensor:
     >>> ft.linalg.solve(ft.asarray([[2.0, 0.0], [0.0, 4.0]]), ft.asarray([2.0, 2.0])).tolist()
     [1.0, 0.5]
     """
-    a = as_float_matrix("solve", x1, square=True, what="x1")
-    b = as_float("solve", x2, "x2")
+    a = as_float_matrix("solve", x1, square=True, what="x1", complex_ok=True)
+    b = as_float("solve", x2, "x2", complex_ok=True)
     a, b = _same_dtype(a, b)
     n = a.shape[-1]
     vector = b.ndim == 1
@@ -374,8 +397,8 @@ def solve_triangular(A, B, /, *, upper: bool, left: bool = True, unitriangular: 
     >>> ft.linalg.solve_triangular(A, ft.asarray([[3.0], [1.0]]), upper=True).tolist()
     [[1.0], [1.0]]
     """
-    a = as_float_matrix("solve_triangular", A, square=True, what="A")
-    b = as_float_matrix("solve_triangular", B, what="B")
+    a = as_float_matrix("solve_triangular", A, square=True, what="A", complex_ok=True)
+    b = as_float_matrix("solve_triangular", B, what="B", complex_ok=True)
     a, b = _same_dtype(a, b)
     n = a.shape[-1]
     if (b.shape[-2] if left else b.shape[-1]) != n:
@@ -396,7 +419,7 @@ def lu_factor(A, /) -> LUFactorResult:
     >>> ft.linalg.lu_factor(ft.asarray([[1.0, 2.0], [3.0, 4.0]])).pivots.tolist()
     [2, 2]
     """
-    a = as_float_matrix("lu_factor", A)
+    a = as_float_matrix("lu_factor", A, complex_ok=True)
     lu, pivots, _ = d.lu(a)
     return LUFactorResult(lu, pivots + np.int32(1))
 
@@ -457,7 +480,8 @@ def lu_solve(LU, pivots, B, /, *, left: bool = True, adjoint: bool = False) -> T
 
 def _default_rtol(x, rtol):
     if rtol is None:
-        return np.asarray(np.finfo(x.dtype).eps * builtins.max(x.shape[-2:]), x.dtype)
+        real = dt.real_dtype(x.dtype)
+        return np.asarray(np.finfo(real).eps * builtins.max(x.shape[-2:]), real)
     return rtol
 
 
@@ -478,7 +502,7 @@ def matrix_rank(x, /, *, rtol=None) -> Tensor:
     >>> ft.linalg.matrix_rank(ft.asarray([[1.0, 2.0], [2.0, 4.0]])).item()
     1
     """
-    x = as_float_matrix("matrix_rank", x)
+    x = as_float_matrix("matrix_rank", x, complex_ok=True)
     s = d.svd(x, compute_uv=False)[0]
     return sum(cast(s > _cutoff(s, _default_rtol(x, rtol)), dt.int64), axis=-1)
 
@@ -492,12 +516,13 @@ def pinv(x, /, *, rtol=None) -> Tensor:
     >>> ft.linalg.pinv(ft.asarray([[2.0, 0.0], [0.0, 0.0]])).tolist()
     [[0.5, 0.0], [0.0, 0.0]]
     """
-    x = as_float_matrix("pinv", x)
+    x = as_float_matrix("pinv", x, complex_ok=True)
     s, u, vt = d.svd(x, full_matrices=False)
     keep = s > _cutoff(s, _default_rtol(x, rtol))
     # The inner where keeps 1/s finite where it is dropped, so its derivative is too.
     s_inv = where(keep, 1 / where(keep, s, 1), 0)
-    return matmul(matrix_transpose(vt) * expand_dims(s_inv, axis=-2), matrix_transpose(u))
+    s_inv = cast(s_inv, x.dtype)
+    return matmul(_adjoint(vt) * expand_dims(s_inv, axis=-2), _adjoint(u))
 
 
 def lstsq(a, b, /, rcond=None) -> LstsqResult:
@@ -511,8 +536,8 @@ def lstsq(a, b, /, rcond=None) -> LstsqResult:
     >>> ft.linalg.lstsq(a, ft.asarray([1.0, 2.0, 3.0])).solution.tolist()
     [1.0, 2.0]
     """
-    a = as_float_matrix("lstsq", a, what="a")
-    b = as_float("lstsq", b, "b")
+    a = as_float_matrix("lstsq", a, what="a", complex_ok=True)
+    b = as_float("lstsq", b, "b", complex_ok=True)
     a, b = _same_dtype(a, b)
     m, n = a.shape[-2:]
     vector = b.ndim == 1
@@ -525,14 +550,14 @@ def lstsq(a, b, /, rcond=None) -> LstsqResult:
     a, bm = _broadcast_batch("lstsq", a, bm)
     s, u, vt = d.svd(a, full_matrices=False)
     keep = s > _cutoff(s, _default_rtol(a, rcond))
-    s_inv = where(keep, 1 / where(keep, s, 1), 0)
-    x = matmul(matrix_transpose(vt), expand_dims(s_inv, axis=-1) * matmul(matrix_transpose(u), bm))
+    s_inv = cast(where(keep, 1 / where(keep, s, 1), 0), a.dtype)
+    x = matmul(_adjoint(vt), expand_dims(s_inv, axis=-1) * matmul(_adjoint(u), bm))
     rank = sum(cast(keep, dt.int64), axis=-1)
     if m > n:
-        r = bm - matmul(a, x)
+        r = abs(bm - matmul(a, x)) if dt.is_complex(a.dtype) else bm - matmul(a, x)
         residuals = sum(r * r, axis=-2)
     else:
-        residuals = asarray(np.zeros((0,), a.dtype))
+        residuals = asarray(np.zeros((0,), dt.real_dtype(a.dtype)))
     if vector:
         x = x[..., 0]
         residuals = residuals[..., 0] if m > n else residuals

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..fx import dtypes as dt
 from ..fx.autocast import autocast_op as _autocast_op
 from ..fx.core import Tensor
 from ._api_common import cast, normalize_axes
@@ -51,7 +52,9 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     >>> ft.linalg.vector_norm(ft.asarray([3.0, -4.0])).item()
     5.0
     """
-    x = as_float("vector_norm", x)
+    x = as_float("vector_norm", x, complex_ok=True)
+    if dt.is_complex(x.dtype):
+        x = abs(x)  # every norm is of the moduli
     if isinstance(ord, str) or not isinstance(ord, (int, float, np.integer, np.floating)):
         raise ValueError(f"vector_norm: ord must be a number, inf or -inf, got {ord!r}")
     axes = tuple(range(x.ndim)) if axis is None else normalize_axes("vector_norm", axis, x.ndim)
@@ -79,7 +82,9 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> Tensor:
     >>> ft.linalg.matrix_norm(ft.asarray([[1.0, -2.0], [3.0, 4.0]]), ord=1).item()
     6.0
     """
-    x = as_float_matrix("matrix_norm", x)
+    x = as_float_matrix("matrix_norm", x, complex_ok=True)
+    if dt.is_complex(x.dtype) and ord not in ("nuc", 2, -2):
+        x = abs(x)  # the entrywise norms are of the moduli
     rows, cols = x.ndim - 2, x.ndim - 1
     if ord == "fro":
         return sqrt(sum(x * x, axis=(rows, cols), keepdims=keepdims))
@@ -108,7 +113,7 @@ def norm(A, /, ord=None, dim=None, keepdim: bool = False) -> Tensor:
     >>> ft.linalg.norm(ft.ones((2, 2))).item(), ft.linalg.norm(ft.ones((2, 2)), ord=1).item()
     (2.0, 2.0)
     """
-    A = as_float("norm", A)
+    A = as_float("norm", A, complex_ok=True)
     if dim is None:
         if ord is None:
             return vector_norm(A, keepdims=keepdim)

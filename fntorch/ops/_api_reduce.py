@@ -89,7 +89,7 @@ def _acc_dtype(dtype):
 
 def _float_acc(x):
     """``x`` as a float tensor to accumulate in (half precision accumulates in float32)."""
-    out = x.dtype if dt.is_float(x.dtype) else dt.default_float
+    out = x.dtype if dt.is_inexact(x.dtype) else dt.default_float
     return cast(x, _acc_dtype(out)), out
 
 
@@ -132,6 +132,9 @@ def _variance(name, x, axis, correction):
     xa, out = _float_acc(x)
     m, _ = _mean(xa, axes)
     d = lax.sub(xa, lax.expand_dims(m, axes))
+    if dt.is_complex(d.dtype):  # the mean squared modulus, real (numpy's and PyTorch's)
+        d, out = lax.abs(d), dt.real_dtype(out)
+    acc = d.dtype
     n = size_of(x.shape[a] for a in axes)
     # Clamped as numpy and PyTorch do: correction >= N gives inf (or NaN), never a
     # negative variance.
@@ -140,10 +143,10 @@ def _variance(name, x, axis, correction):
         # value to clamp, and float() of one under grad would drop its gradient.
         if correction.ndim:
             raise ValueError(f"{name}: correction must be 0-d, got shape {correction.shape}")
-        c = cast(correction, xa.dtype)
-        dof = lax.max(lax.sub(cast(float(n), xa.dtype), c), cast(0, xa.dtype))
+        c = cast(correction, acc)
+        dof = lax.max(lax.sub(cast(float(n), acc), c), cast(0, acc))
     elif isinstance(correction, numbers.Real):
-        dof = cast(float(builtins.max(n - correction, 0)), xa.dtype)
+        dof = cast(float(builtins.max(n - correction, 0)), acc)
     else:
         raise TypeError(f"{name}: correction must be a real number, got {correction!r}")
     v = lax.div(lax.reduce_sum(lax.square(d), axes), dof)

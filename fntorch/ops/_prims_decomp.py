@@ -1,11 +1,15 @@
 """Matrix decomposition primitives and their abstract-eval rules (see docs/primitives.md).
 
-The minimal set, as JAX's ``lax.linalg``: ``cholesky``, ``eigh``, ``qr``, ``svd``, ``lu``
-and ``triangular_solve``. Everything else of ``ft.linalg`` (det, inv, solve, slogdet,
-pinv, lstsq, matrix_rank, the norms) is Python over these and holds no rules. Each acts
-on the last two dims; leading dims are a batch. Only float32 and float64 are accepted
-for now; complex dtypes will need ``_real_dtype`` (eigenvalues and singular values are
-real) and conjugate transposes in the rules, nothing else here.
+The minimal set, as JAX's ``lax.linalg``: ``cholesky``, ``eigh``, ``qr``, ``svd``, ``lu``,
+``triangular_solve`` and ``eig``. Everything else of ``ft.linalg`` (det, inv, solve,
+slogdet, pinv, lstsq, matrix_rank, the norms) is Python over these and holds no rules.
+Each acts on the last two dims; leading dims are a batch. ``lu`` and
+``triangular_solve`` also take complex64/complex128 (their rules hold for complex values
+as they are: the transposes are transposes, JAX's convention); ``eig`` takes real or
+complex matrices and returns complex eigenvalues and eigenvectors. The Hermitian and
+unitary factorizations (cholesky, eigh, qr, svd) take complex matrices too (eigenvalues
+and singular values real; Hermitian inputs read as LAPACK reads them: the lower
+triangle and the real part of the diagonal), with JAX's complex rules.
 """
 
 from __future__ import annotations
@@ -14,22 +18,20 @@ from ..fx import dtypes as dt
 from ..fx.core import Primitive, ShapedArray, abstract_eval_rules
 
 __all__ = [
-    "cholesky_p", "eigh_p", "qr_p", "svd_p", "lu_p", "triangular_solve_p", "cholesky",
-    "eigh", "qr", "svd", "lu", "triangular_solve",
+    "cholesky_p", "eigh_p", "qr_p", "svd_p", "lu_p", "triangular_solve_p", "eig_p",
+    "cholesky", "eigh", "qr", "svd", "lu", "triangular_solve", "eig",
 ]  # fmt: skip
 
 _FLOATS = (dt.float32, dt.float64)
+_INEXACT = _FLOATS + dt.complex_dtypes
 PIVOT_DTYPE = dt.int32
+_real_dtype = dt.real_dtype
 
 
-def _real_dtype(dtype):
-    # Where complex dtypes arrive, complex64 -> float32 and complex128 -> float64.
-    return dtype
-
-
-def check_matrix(name: str, x, *, square: bool = False, what: str = "x"):
-    """Checks that ``x`` (an abstract value or array) is a float32/float64 stack of
-    matrices (square if asked); returns its ``(batch, m, n)``.
+def check_matrix(name: str, x, *, square: bool = False, what: str = "x", complex_ok=False):
+    """Checks that ``x`` (an abstract value or array) is a float32/float64 (or, if
+    ``complex_ok``, complex64/complex128) stack of matrices (square if asked); returns
+    its ``(batch, m, n)``.
 
     >>> import numpy as np
     >>> check_matrix("cholesky", np.zeros((2, 3, 3)), square=True)
@@ -46,8 +48,9 @@ def check_matrix(name: str, x, *, square: bool = False, what: str = "x"):
             f"{name}: {what} must be a square matrix or a stack of them (..., n, n), "
             f"got shape {shape}"
         )
-    if x.dtype not in _FLOATS:
-        raise TypeError(f"{name}: {what} must have dtype float32 or float64, got {x.dtype}")
+    if x.dtype not in (_INEXACT if complex_ok else _FLOATS):
+        allowed = "float32 or float64" + (" (or complex64, complex128)" if complex_ok else "")
+        raise TypeError(f"{name}: {what} must have dtype {allowed}, got {x.dtype}")
     return shape[:-2], shape[-2], shape[-1]
 
 
@@ -62,7 +65,7 @@ cholesky_p = Primitive("cholesky")
 
 def _cholesky_abstract(x):
     # Reads the lower triangle only (LAPACK's potrf); NaN where x is not positive definite.
-    check_matrix("cholesky", x, square=True)
+    check_matrix("cholesky", x, square=True, complex_ok=True)
     return ShapedArray(tuple(x.shape), x.dtype)
 
 
@@ -75,7 +78,7 @@ eigh_p = Primitive("eigh", multiple_results=True)
 
 def _eigh_abstract(x):
     # Outputs (eigenvalues ascending, eigenvectors as columns); reads the lower triangle.
-    batch, n, _ = check_matrix("eigh", x, square=True)
+    batch, n, _ = check_matrix("eigh", x, square=True, complex_ok=True)
     return [ShapedArray((*batch, n), _real_dtype(x.dtype)), ShapedArray(tuple(x.shape), x.dtype)]
 
 
@@ -88,7 +91,7 @@ qr_p = Primitive("qr", multiple_results=True)
 
 def _qr_abstract(x, *, full_matrices):
     _flag("qr", "full_matrices", full_matrices)
-    batch, m, n = check_matrix("qr", x)
+    batch, m, n = check_matrix("qr", x, complex_ok=True)
     k = m if full_matrices else min(m, n)
     return [ShapedArray((*batch, m, k), x.dtype), ShapedArray((*batch, k, n), x.dtype)]
 
@@ -104,7 +107,7 @@ def _svd_abstract(x, *, full_matrices, compute_uv):
     # Outputs (s descending,) or (s, u, vt) with x = u @ diag(s) @ vt.
     _flag("svd", "full_matrices", full_matrices)
     _flag("svd", "compute_uv", compute_uv)
-    batch, m, n = check_matrix("svd", x)
+    batch, m, n = check_matrix("svd", x, complex_ok=True)
     k = min(m, n)
     s = ShapedArray((*batch, k), _real_dtype(x.dtype))
     if not compute_uv:
@@ -123,7 +126,7 @@ lu_p = Primitive("lu", multiple_results=True)
 def _lu_abstract(x):
     # Outputs (lu, pivots, permutation) as JAX's: ``lu`` holds L (unit diagonal, below)
     # and U; row i of P @ x is row permutation[i] of x; pivots are LAPACK's, 0-based.
-    batch, m, n = check_matrix("lu", x)
+    batch, m, n = check_matrix("lu", x, complex_ok=True)
     return [
         ShapedArray(tuple(x.shape), x.dtype),
         ShapedArray((*batch, min(m, n)), PIVOT_DTYPE),
@@ -145,8 +148,8 @@ def _triangular_solve_abstract(a, b, *, left_side, lower, transpose_a, unit_diag
     for what, v in (("left_side", left_side), ("lower", lower), ("transpose_a", transpose_a),
                     ("unit_diagonal", unit_diagonal)):  # fmt: skip
         _flag(name, what, v)
-    batch, m, _ = check_matrix(name, a, square=True, what="a")
-    bbatch, bm, bn = check_matrix(name, b, what="b")
+    batch, m, _ = check_matrix(name, a, square=True, what="a", complex_ok=True)
+    bbatch, bm, bn = check_matrix(name, b, what="b", complex_ok=True)
     if a.dtype != b.dtype:
         raise TypeError(f"{name}: a and b must share one dtype, got {a.dtype} and {b.dtype}")
     if bbatch != batch:
@@ -164,6 +167,23 @@ def _triangular_solve_abstract(a, b, *, left_side, lower, transpose_a, unit_diag
 
 
 abstract_eval_rules[triangular_solve_p] = _triangular_solve_abstract
+
+
+# ------------------------------------------------------------------------------ eig
+eig_p = Primitive("eig", multiple_results=True)
+
+
+def _eig_abstract(x, *, vectors):
+    # Outputs [eigenvalues] or [eigenvalues, right eigenvectors as columns], complex
+    # (LAPACK's geev order; each vector of unit norm with its largest component real).
+    _flag("eig", "vectors", vectors)
+    batch, n, _ = check_matrix("eig", x, square=True, complex_ok=True)
+    c = dt.complex_dtype(x.dtype)
+    w = ShapedArray((*batch, n), c)
+    return [w, ShapedArray(tuple(x.shape), c)] if vectors else [w]
+
+
+abstract_eval_rules[eig_p] = _eig_abstract
 
 
 # --------------------------------------------------------------- lax-style wrappers
@@ -243,3 +263,14 @@ def triangular_solve(a, b, left_side=False, lower=False, transpose_a=False, unit
         transpose_a=bool(transpose_a),
         unit_diagonal=bool(unit_diagonal),
     )
+
+
+def eig(x, vectors: bool = True):
+    """``[w, v]`` (or ``[w]``): the eigenvalues and right eigenvectors of a general square
+    ``x``, complex, in LAPACK's order.
+
+    >>> import numpy as np
+    >>> eig(np.array([[0.0, -1.0], [1.0, 0.0]]), vectors=False)[0].tolist()
+    [1j, -1j]
+    """
+    return eig_p.bind(x, vectors=bool(vectors))

@@ -61,14 +61,29 @@ def _dtype_error(name, what, dtype):
 
 # Kinds of dtype an operation accepts: the accepted dtypes and how an error names them.
 _ANY = "any"
-_NUM = "numeric"  # int or float
+_REAL = "real"  # any dtype but complex: the ordered ones
+_NUM = "numeric"  # int, float or complex
+_REALNUM = "real numeric"  # int or float
 _FLOAT = "float"
+_INEXACT = "inexact"  # float or complex
 _INT = "integer"
 _INTBOOL = "integer or bool"
 _KINDS = {
     _ANY: (frozenset(dt.all_dtypes), "any dtype"),
-    _NUM: (frozenset(dt.integer_dtypes + dt.float_dtypes), "a numeric (integer or float) dtype"),
-    _FLOAT: (frozenset(dt.float_dtypes), "a floating-point dtype"),
+    _REAL: (frozenset(dt.real_dtypes), "a real (not complex) dtype"),
+    _NUM: (
+        frozenset(dt.integer_dtypes + dt.float_dtypes + dt.complex_dtypes),
+        "a numeric (integer, float or complex) dtype",
+    ),
+    _REALNUM: (
+        frozenset(dt.integer_dtypes + dt.float_dtypes),
+        "a real numeric (integer or float) dtype",
+    ),
+    _FLOAT: (frozenset(dt.float_dtypes), "a real floating-point dtype"),
+    _INEXACT: (
+        frozenset(dt.float_dtypes + dt.complex_dtypes),
+        "a floating-point or complex dtype",
+    ),
     _INT: (frozenset(dt.integer_dtypes), "an integer dtype"),
     _INTBOOL: (frozenset(dt.integer_dtypes + dt.bool_dtypes), "an integer or bool dtype"),
 }
@@ -81,6 +96,8 @@ def _check_kind(name: str, kind: str, dtype):
 
 
 def unop(name: str, kind: str = _NUM, result_dtype=None) -> Primitive:
+    """A unary primitive over ``kind``; ``result_dtype`` a dtype, or a function of the
+    operand's dtype (``abs`` of a complex is real)."""
     p = Primitive(name)
 
     allowed, what = _KINDS[kind]
@@ -89,6 +106,9 @@ def unop(name: str, kind: str = _NUM, result_dtype=None) -> Primitive:
         dtype = x.dtype
         if dtype not in allowed:
             raise _dtype_error(name, what, dtype)
+        if callable(result_dtype):
+            out = result_dtype(dtype)
+            return ShapedArray(x.shape, out, _weak(x) and out == dtype)
         if result_dtype is not None:
             return ShapedArray(x.shape, result_dtype)
         return ShapedArray(x.shape, dtype, _weak(x))
@@ -110,6 +130,8 @@ def binop(name: str, kind: str = _NUM, result_dtype=None) -> Primitive:
             raise _dtype_error(name, what, dtype)
         xs, ys = x.shape, y.shape
         shape = xs if xs == ys else broadcast_shapes(name, xs, ys)
+        if callable(result_dtype):
+            return ShapedArray(shape, result_dtype(dtype))
         if result_dtype is not None:
             return ShapedArray(shape, result_dtype)
         return ShapedArray(shape, dtype, _weak(x, y))
@@ -119,51 +141,59 @@ def binop(name: str, kind: str = _NUM, result_dtype=None) -> Primitive:
 
 
 # ---------------------------------------------------------------------- unary
+# The complex dtypes go where numpy's complex ufunc is the function the Array API
+# standard defines (principal branches); the rest stay real.
 neg_p = unop("neg")
-sign_p = unop("sign")
+sign_p = unop("sign")  # z / |z| for complex (the standard's, numpy 2's)
 floor_p = unop("floor", _FLOAT)
 ceil_p = unop("ceil", _FLOAT)
 round_p = unop("round", _FLOAT)  # half to even, as the Array API's round
-is_finite_p = unop("is_finite", _FLOAT, dt.bool_)
-exp_p = unop("exp", _FLOAT)
+is_finite_p = unop("is_finite", _INEXACT, dt.bool_)
+signbit_p = unop("signbit", _FLOAT, dt.bool_)  # the sign bit, NaNs' included
+exp_p = unop("exp", _INEXACT)
 exp2_p = unop("exp2", _FLOAT)
-log_p = unop("log", _FLOAT)
-log1p_p = unop("log1p", _FLOAT)
-expm1_p = unop("expm1", _FLOAT)
-tanh_p = unop("tanh", _FLOAT)
+log_p = unop("log", _INEXACT)
+log1p_p = unop("log1p", _INEXACT)
+expm1_p = unop("expm1", _INEXACT)
+tanh_p = unop("tanh", _INEXACT)
 logistic_p = unop("logistic", _FLOAT)
-sin_p = unop("sin", _FLOAT)
-cos_p = unop("cos", _FLOAT)
-tan_p = unop("tan", _FLOAT)
-asin_p = unop("asin", _FLOAT)
-acos_p = unop("acos", _FLOAT)
-atan_p = unop("atan", _FLOAT)
-sinh_p = unop("sinh", _FLOAT)
-cosh_p = unop("cosh", _FLOAT)
-asinh_p = unop("asinh", _FLOAT)
-acosh_p = unop("acosh", _FLOAT)
-atanh_p = unop("atanh", _FLOAT)
-sqrt_p = unop("sqrt", _FLOAT)
-rsqrt_p = unop("rsqrt", _FLOAT)
+sin_p = unop("sin", _INEXACT)
+cos_p = unop("cos", _INEXACT)
+tan_p = unop("tan", _INEXACT)
+asin_p = unop("asin", _INEXACT)
+acos_p = unop("acos", _INEXACT)
+atan_p = unop("atan", _INEXACT)
+sinh_p = unop("sinh", _INEXACT)
+cosh_p = unop("cosh", _INEXACT)
+asinh_p = unop("asinh", _INEXACT)
+acosh_p = unop("acosh", _INEXACT)
+atanh_p = unop("atanh", _INEXACT)
+sqrt_p = unop("sqrt", _INEXACT)
+rsqrt_p = unop("rsqrt", _INEXACT)
 cbrt_p = unop("cbrt", _FLOAT)
-abs_p = unop("abs")
+abs_p = unop("abs", _NUM, dt.real_dtype)
 not_p = unop("not", _INTBOOL)  # logical not on bool, bitwise not on integers
 erf_p = unop("erf", _FLOAT)
 erf_inv_p = unop("erf_inv", _FLOAT)
 lgamma_p = unop("lgamma", _FLOAT)
 digamma_p = unop("digamma", _FLOAT)
 square_p = unop("square")
+# The parts of a complex number; of a real one, itself and zeros (real, imag), itself
+# (conj). ``complex`` builds one from two real operands of one float dtype.
+real_p = unop("real", _NUM, dt.real_dtype)
+imag_p = unop("imag", _NUM, dt.real_dtype)
+conj_p = unop("conj", _NUM)
 
 # ---------------------------------------------------------------------- binary
 add_p = binop("add")
 sub_p = binop("sub")
 mul_p = binop("mul")
 div_p = binop("div")  # floats: true division; integers: rounds toward zero (C, lax)
-rem_p = binop("rem")  # sign of the dividend (C fmod, lax)
+rem_p = binop("rem", _REALNUM)  # sign of the dividend (C fmod, lax)
 pow_p = binop("pow")
 atan2_p = binop("atan2", _FLOAT)
-max_p = binop("max", _ANY)
-min_p = binop("min", _ANY)
+max_p = binop("max", _REAL)
+min_p = binop("min", _REAL)
 nextafter_p = binop("nextafter", _FLOAT)
 and_p = binop("and", _INTBOOL)
 or_p = binop("or", _INTBOOL)
@@ -173,10 +203,11 @@ shift_right_arithmetic_p = binop("shift_right_arithmetic", _INT)
 shift_right_logical_p = binop("shift_right_logical", _INT)
 eq_p = binop("eq", _ANY, dt.bool_)
 ne_p = binop("ne", _ANY, dt.bool_)
-lt_p = binop("lt", _ANY, dt.bool_)
-le_p = binop("le", _ANY, dt.bool_)
-gt_p = binop("gt", _ANY, dt.bool_)
-ge_p = binop("ge", _ANY, dt.bool_)
+lt_p = binop("lt", _REAL, dt.bool_)
+le_p = binop("le", _REAL, dt.bool_)
+gt_p = binop("gt", _REAL, dt.bool_)
+ge_p = binop("ge", _REAL, dt.bool_)
+complex_p = binop("complex", _FLOAT, dt.complex_dtype)
 
 # ------------------------------------------------------------------ integer_pow
 integer_pow_p = Primitive("integer_pow")
@@ -184,7 +215,7 @@ integer_pow_p = Primitive("integer_pow")
 
 def _integer_pow_abstract(x, *, y: int):
     _check_kind("integer_pow", _NUM, x.dtype)
-    if y < 0 and not dt.is_float(x.dtype):
+    if y < 0 and not dt.is_inexact(x.dtype):
         raise ValueError(f"integer_pow: integers cannot be raised to the negative power {y}")
     return ShapedArray(x.shape, x.dtype, _weak(x))
 
@@ -221,7 +252,7 @@ def _clamp_abstract(lo, x, hi):
         raise TypeError(
             f"clamp: operands must share one dtype, got {lo.dtype}, {x.dtype} and {hi.dtype}"
         )
-    _check_kind("clamp", _NUM, x.dtype)
+    _check_kind("clamp", _REALNUM, x.dtype)
     shape = broadcast_shapes("clamp", lo.shape, x.shape, hi.shape)
     return ShapedArray(shape, x.dtype, _weak(x))
 
@@ -238,7 +269,7 @@ def _lift_scalar(x, like=None):
     return np.asarray(x, dtype=dtype)[()]
 
 
-_PY_SCALARS = (bool, int, float)
+_PY_SCALARS = (bool, int, float, complex)
 
 
 def _is_py_scalar(x) -> bool:
@@ -284,8 +315,8 @@ def _un(p, name=None, example="np.ones(3, np.float32)"):
     return f
 
 
-neg, sign, floor, ceil, round, is_finite = map(
-    _un, (neg_p, sign_p, floor_p, ceil_p, round_p, is_finite_p)
+neg, sign, floor, ceil, round, is_finite, signbit = map(
+    _un, (neg_p, sign_p, floor_p, ceil_p, round_p, is_finite_p, signbit_p)
 )
 exp, exp2, log, log1p, expm1, tanh, logistic = map(
     _un, (exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p)
@@ -295,6 +326,7 @@ sinh, cosh, asinh, acosh, atanh = map(_un, (sinh_p, cosh_p, asinh_p, acosh_p, at
 sqrt, rsqrt, cbrt, abs = map(_un, (sqrt_p, rsqrt_p, cbrt_p, abs_p))
 bitwise_not = _un(not_p, "bitwise_not", "np.ones(3, np.bool_)")
 erf, erf_inv, lgamma, digamma, square = map(_un, (erf_p, erf_inv_p, lgamma_p, digamma_p, square_p))
+real, imag, conj = map(_un, (real_p, imag_p, conj_p))
 add, sub, mul, div, rem, pow, atan2 = map(_bin, (add_p, sub_p, mul_p, div_p, rem_p, pow_p, atan2_p))
 max, min, nextafter = map(_bin, (max_p, min_p, nextafter_p))
 _INT_EXAMPLE = "np.ones(3, np.int32), 2"
@@ -306,6 +338,7 @@ shift_left, shift_right_arithmetic, shift_right_logical = (
     for p in (shift_left_p, shift_right_arithmetic_p, shift_right_logical_p)
 )
 eq, ne, lt, le, gt, ge = map(_bin, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
+complex = _bin(complex_p, "complex", "np.ones(3, np.float32), 2.0")
 
 
 def integer_pow(x, y: int):

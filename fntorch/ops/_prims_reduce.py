@@ -22,12 +22,15 @@ __all__ = [
 ]  # fmt: skip
 
 # Kinds of dtype an operation accepts.
-_NUM = "a numeric (integer or float) dtype"
+_NUM = "a numeric (integer, float or complex) dtype"
 _BOOL = "a bool dtype"
 _ANY = "any dtype"
+_REAL = "a real (ordered, not complex) dtype"
 
 
 def _check_dtype(name: str, kind: str, dtype):
+    if kind == _REAL and dt.is_complex(dtype):
+        raise TypeError(f"{name}: expected {kind}, got {dtype}")
     if kind == _NUM and dtype == dt.bool_:
         raise TypeError(f"{name}: expected {kind}, got {dtype}")
     if kind == _BOOL and dtype != dt.bool_:
@@ -77,8 +80,8 @@ def _reduction(name: str, kind: str) -> Primitive:
 
 reduce_sum_p = _reduction("reduce_sum", _NUM)
 reduce_prod_p = _reduction("reduce_prod", _NUM)
-reduce_max_p = _reduction("reduce_max", _ANY)
-reduce_min_p = _reduction("reduce_min", _ANY)
+reduce_max_p = _reduction("reduce_max", _REAL)
+reduce_min_p = _reduction("reduce_min", _REAL)
 reduce_and_p = _reduction("reduce_and", _BOOL)
 reduce_or_p = _reduction("reduce_or", _BOOL)
 
@@ -87,6 +90,7 @@ def _arg_reduction(name: str) -> Primitive:
     p = Primitive(name)
 
     def abstract(x, *, axes, index_dtype):
+        _check_dtype(name, _REAL, x.dtype)
         _check_axes(name, axes, len(x.shape))
         if len(axes) != 1:
             raise ValueError(f"{name}: axes must name exactly one axis, got axes={axes}")
@@ -127,8 +131,8 @@ def _scan(name: str, kind: str) -> Primitive:
 
 cumsum_p = _scan("cumsum", _NUM)
 cumprod_p = _scan("cumprod", _NUM)
-cummax_p = _scan("cummax", _ANY)
-cummin_p = _scan("cummin", _ANY)
+cummax_p = _scan("cummax", _REAL)
+cummin_p = _scan("cummin", _REAL)
 
 
 # ------------------------------------------------------------------------- sort
@@ -146,6 +150,8 @@ def _sort_abstract(*operands, dimension, is_stable, num_keys):
                 f"{tuple(x.shape)} (operand {i})"
             )
     _check_axis("sort", dimension, len(shape), "dimension")
+    for x in operands[:num_keys]:
+        _check_dtype("sort", _REAL, x.dtype)
     if not 1 <= num_keys <= len(operands):
         raise ValueError(
             f"sort: num_keys={num_keys} must be between 1 and the number of operands "

@@ -73,7 +73,9 @@ def _doc_of(fname: str, method: str) -> str:
 
 # ------------------------------------------------------------------ operands, operators
 
-_OPERAND_TYPES = (Tensor, builtins.bool, builtins.int, builtins.float, np.ndarray, np.generic)
+_OPERAND_TYPES = (
+    Tensor, builtins.bool, builtins.int, builtins.float, builtins.complex, np.ndarray, np.generic,
+)  # fmt: skip
 
 
 def _binary(fname: str, reflected: bool):
@@ -154,6 +156,8 @@ def _host(x, what: str) -> np.ndarray:
 def _read_only(buf: np.ndarray) -> np.ndarray:
     """A view of ``buf`` that cannot be made writable again: its base is a read-only
     memoryview (through an unsigned view of the same itemsize, for bfloat16's sake)."""
+    if buf.dtype.kind == "c":  # no 16-byte unsigned dtype; the buffer protocol has "Zd"
+        return np.asarray(memoryview(buf).toreadonly())
     u = buf.view(f"u{buf.dtype.itemsize}")
     return np.asarray(memoryview(u).toreadonly()).view(buf.dtype)
 
@@ -375,6 +379,36 @@ def _mT(self):
     return _fn("matrix_transpose")(self)
 
 
+def _mH(self):
+    """The conjugate transpose of the last two axes (``x.mT`` for real tensors).
+
+    >>> import fntorch as ft
+    >>> ft.asarray([[1 + 2j, 3j]]).mH.tolist()
+    [[(1-2j)], [-3j]]
+    """
+    return _fn("conj")(_mT(self))
+
+
+def _real(self):
+    """The real part (``ft.real``): a float tensor for a complex one, else ``x`` itself.
+
+    >>> import fntorch as ft
+    >>> ft.asarray([1 + 2j]).real.tolist()
+    [1.0]
+    """
+    return _fn("real")(self)
+
+
+def _imag(self):
+    """The imaginary part (``ft.imag``): a float tensor for a complex one.
+
+    >>> import fntorch as ft
+    >>> ft.asarray([1 + 2j]).imag.tolist()
+    [2.0]
+    """
+    return _fn("imag")(self)
+
+
 def _t(self):
     """PyTorch's ``x.t()``: ``x.T`` for rank <= 2.
 
@@ -392,6 +426,9 @@ for _fn_ in (numpy, __array__, item, tolist, __float__, __int__, __bool__, __ind
 Tensor.__repr__ = __repr__  # Tracer keeps its own
 _attach("T", property(_T))
 _attach("mT", property(_mT))
+_attach("mH", property(_mH))
+_attach("real", property(_real))
+_attach("imag", property(_imag))
 _attach("t", _t)
 
 from . import _tensor_methods  # noqa: E402,F401  (the method table)

@@ -296,9 +296,10 @@ def _requires_grad_(self, requires_grad: bool = True):
             f"Tensor.requires_grad_: a {type(self).__name__} never requires grad (a buffer, "
             "or p.data); make a parameter of its value: ft.nn.Parameter(t.detach())"
         )
-    if not dtypes.is_float(self.dtype):
+    if not dtypes.is_inexact(self.dtype):
         raise RuntimeError(
-            f"requires_grad_: only tensors of floating point dtype can require gradients, "
+            f"requires_grad_: only tensors of floating point and complex dtype can require "
+            f"gradients, "
             f"got {self.dtype}"
         )
     return leaf_cell[0](_new_tensor(self._value))

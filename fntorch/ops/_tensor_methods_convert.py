@@ -228,6 +228,16 @@ def is_floating_point(self):
     return dt.is_float(self.dtype)
 
 
+def is_complex(self):
+    """Whether the dtype is complex64 or complex128.
+
+    >>> import fntorch as ft
+    >>> ft.ones(2, dtype=ft.complex64).is_complex(), ft.ones(2).is_complex()
+    (True, False)
+    """
+    return dt.is_complex(self.dtype)
+
+
 def _new(fname):
     def method(self, size, *rest, dtype=None, device=None):
         shape = _shape_args((size, *rest), f"Tensor.new_{fname}")
@@ -266,7 +276,7 @@ def new_tensor(self, data, *, dtype=None, device=None):
 
 
 for _f in (astype, to, to_device, cpu, cuda, type_as, clone, detach, contiguous, dim, numel,
-           element_size, is_floating_point, new_full, new_tensor):  # fmt: skip
+           element_size, is_floating_point, is_complex, new_full, new_tensor):  # fmt: skip
     _attach(_f.__name__, _f)
 _attach("nbytes", property(_nbytes))
 for _name in ("zeros", "ones", "empty"):

@@ -36,6 +36,7 @@ _UNARY = {
     "sgn": "sign", "signbit": "signbit", "reciprocal": "reciprocal",
     "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
     "logical_not": "logical_not", "bitwise_not": "bitwise_invert", "ravel": "ravel",
+    "conj": "conj", "conj_physical": "conj", "angle": "angle",
 }  # fmt: skip
 
 # method name -> ft function name, called as f(self, other).

@@ -11,6 +11,8 @@ import builtins
 import math
 
 from ..fx import dtypes as _dt
+from ._api_complex import *  # noqa: F403
+from ._api_complex import __all__ as _complex
 from ._api_creation import *  # noqa: F403
 from ._api_creation import __all__ as _creation
 from ._api_device import *  # noqa: F403
@@ -48,8 +50,8 @@ _KINDS = {
     "unsigned integer": _dt.unsigned_dtypes,
     "integral": _dt.integer_dtypes,
     "real floating": _dt.float_dtypes,
-    "complex floating": (),
-    "numeric": _dt.integer_dtypes + _dt.float_dtypes,
+    "complex floating": _dt.complex_dtypes,
+    "numeric": _dt.integer_dtypes + _dt.float_dtypes + _dt.complex_dtypes,
 }
 
 
@@ -103,16 +105,17 @@ class _NamespaceInfo:
     def default_dtypes(self, *, device=None) -> dict:
         return {
             "real floating": _dt.default_float,
-            "complex floating": None,
+            "complex floating": _dt.default_complex,
             "integral": _dt.default_int,
             "indexing": _dt.int64,
         }
 
     def dtypes(self, *, device=None, kind=None) -> dict:
+        # The standard's dtypes: float16 and bfloat16 are fntorch's extras, outside it.
         return {
             str(d) if d != _dt.bool_ else "bool": d
             for d in _dt.all_dtypes
-            if kind is None or isdtype(d, kind)
+            if d not in (_dt.float16, _dt.bfloat16) and (kind is None or isdtype(d, kind))
         }
 
     def devices(self) -> list:
@@ -134,6 +137,7 @@ def __array_namespace_info__() -> _NamespaceInfo:
 __all__ = sorted(
     set(
         _creation
+        + _complex
         + _device
         + _elementwise
         + _elementwise_math

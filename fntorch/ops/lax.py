@@ -8,6 +8,7 @@ import numpy as np
 
 from ..fx.core import Tensor, constant_device
 from ._prims_elementwise import *  # noqa: F403
+from ._prims_fft import *  # noqa: F403
 from ._prims_indexing import *  # noqa: F403
 from ._prims_linalg import *  # noqa: F403
 from ._prims_reduce import *  # noqa: F403

@@ -1,7 +1,8 @@
 """``ft.linalg``: the Array API standard's linear algebra extension (2023.12), plus
 ``torch.linalg``'s ``solve_triangular``, ``lstsq``, ``lu_factor``, ``lu_solve``, ``norm``
-and ``multi_dot``. Real float32/float64 only: ``eig`` and ``eigvals``, whose results are
-complex, wait for complex dtypes.
+``multi_dot``, ``eig`` and ``eigvals`` (complex results). Every function but
+``lu_solve`` takes complex matrices too, differentiably (JAX's rules; ``eig``'s
+eigenvectors have no derivative, as in JAX).
 
 Batched over leading dims, differentiable, batchable and compiled by ``ft.jit`` through
 the decomposition primitives of ``_prims_decomp`` (library steps under ``jit``).
@@ -12,6 +13,7 @@ the decomposition primitives of ``_prims_decomp`` (library steps under ``jit``).
 """
 
 from ._api_linalg import matmul, matrix_transpose, outer, tensordot, vecdot
+from ._api_linalg_eig import EigResult, eig, eigvals
 from ._api_linalg_ext import (
     EighResult,
     LstsqResult,
@@ -51,6 +53,7 @@ __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
     "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr",
     "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
-    "solve_triangular", "lstsq", "lu_factor", "lu_solve", "norm", "multi_dot",
-    "EighResult", "QRResult", "SVDResult", "SlogdetResult", "LUFactorResult", "LstsqResult",
+    "solve_triangular", "lstsq", "lu_factor", "lu_solve", "norm", "multi_dot", "eig",
+    "eigvals", "EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult",
+    "LUFactorResult", "LstsqResult",
 ]  # fmt: skip

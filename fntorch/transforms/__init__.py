@@ -25,6 +25,7 @@ from . import (
     jvp_reduce,
     jvp_structural,
     rules_decomp,
+    rules_fft,
     staging,
     vectorize,
     vmap_control,

@@ -51,14 +51,15 @@ class Zero:
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    """Float values have tangents of their own dtype; integers and bools have float0."""
-    if dt.is_float(aval.dtype):
+    """Float and complex values have tangents of their own dtype; integers and bools
+    have float0."""
+    if dt.is_inexact(aval.dtype):
         return ShapedArray(aval.shape, aval.dtype)
     return ShapedArray(aval.shape, dt.float0)
 
 
 def is_differentiable(x) -> bool:
-    return dt.is_float(get_aval(x).dtype)
+    return dt.is_inexact(get_aval(x).dtype)
 
 
 def zeros(aval: ShapedArray):

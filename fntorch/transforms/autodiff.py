@@ -85,7 +85,7 @@ def _match_aval(x, like, where, what, of):
     """``x`` as a tangent or cotangent for ``like``: same shape (else ValueError) and dtype
     (else TypeError), as JAX checks; only a Python float, which is weakly typed, is
     converted."""
-    if isinstance(x, float) and dt.is_float(like.dtype):
+    if isinstance(x, (float, complex)) and dt.is_inexact(like.dtype):
         from ..ops import lax
 
         x = lax.full((), x, like.dtype)
@@ -246,7 +246,10 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False):
                 "reduce it (e.g. .sum()), or use ft.vjp / ft.jacrev for non-scalar outputs"
             )
         if not dt.is_float(out.dtype):
-            raise TypeError(f"grad requires a float output, but {name} returned dtype {out.dtype}")
+            hint = "; take its real part or abs (as JAX)" if dt.is_complex(out.dtype) else ""
+            raise TypeError(
+                f"grad requires a real float output, but {name} returned dtype {out.dtype}{hint}"
+            )
         from ..ops import lax
 
         seed = lax.full((), 1, out.dtype)  # a host scalar: of no device
@@ -312,7 +315,7 @@ def _check_float_args(where, name, nums, dyn) -> None:
             continue  # a Module: its integer buffers are state, with float0 gradients
         for leaf in tree_util.leaves(a):
             d = get_aval(leaf).dtype
-            if not dt.is_float(d):
+            if not dt.is_inexact(d):
                 raise TypeError(
                     f"{where} requires float inputs (the derivative of integer and bool "
                     f"inputs is not defined), but argument {i} of {name} has dtype {d}; "
@@ -323,7 +326,7 @@ def _check_float_args(where, name, nums, dyn) -> None:
 def _float_dtype(leaves, where, what="inputs"):
     ds = [get_aval(x).dtype for x in leaves]
     for d in ds:
-        if not dt.is_float(d):
+        if not dt.is_inexact(d):
             raise TypeError(f"{where} requires float {what}, got dtype {d}")
     return dt.result_type(*ds) if ds else dt.float32
 

@@ -50,7 +50,7 @@ def _nonzero(t) -> bool:
 
 
 def _is_float(aval) -> bool:
-    return dt.is_float(aval.dtype)
+    return dt.is_inexact(aval.dtype)
 
 
 def _zeros_like_aval(aval):

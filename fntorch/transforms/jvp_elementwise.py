@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ..fx import dtypes as dt
 from ..fx.core import get_aval
 from ..ops import _prims_elementwise as ew
 from ..ops import lax
@@ -82,7 +83,8 @@ def _both_undefined(name):
 # --------------------------------------------------------------- non-differentiable
 
 for _p in (
-    ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.not_p, ew.nextafter_p,
+    ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.signbit_p, ew.not_p,
+    ew.nextafter_p,
     ew.and_p, ew.or_p, ew.xor_p, ew.shift_left_p, ew.shift_right_arithmetic_p,
     ew.shift_right_logical_p, ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p,
 ):  # fmt: skip
@@ -210,6 +212,48 @@ def _select_n_transpose(ct, which, *cases):
 transpose_rules[ew.select_n_p] = _select_n_transpose
 
 
+# ------------------------------------------------------------------ complex parts
+# JAX's conventions: a transpose is the transpose of the real-linear map on (re, im)
+# pairs under the pairing Re(sum(a * b)), never the adjoint; so ``grad`` of a real
+# function of ``z`` is df/dx - i df/dy, as jax.grad gives.
+
+
+def _real_transpose(ct, x):
+    return [lax.complex(ct, _scalar(ct, 0))]
+
+
+def _imag_transpose(ct, x):
+    return [lax.complex(_scalar(ct, 0), lax.neg(ct))]
+
+
+def _conj_transpose(ct, x):
+    return [lax.conj(ct)]
+
+
+def _parts_rule(prim, complex_rule, real_rule):
+    def rule(ct, x):
+        if dt.is_complex(x.aval.dtype):
+            return complex_rule(ct, x)
+        return real_rule(ct)
+
+    deflinear(prim, rule)
+
+
+_parts_rule(ew.real_p, _real_transpose, lambda ct: [ct])
+_parts_rule(ew.imag_p, _imag_transpose, lambda ct: [lax.mul(ct, _scalar(ct, 0))])
+deflinear(ew.conj_p, _conj_transpose)
+
+
+def _complex_transpose(ct, x, y):
+    return [
+        unbroadcast(lax.real(ct), x.shape) if is_undefined_primal(x) else None,
+        unbroadcast(lax.neg(lax.imag(ct)), y.shape) if is_undefined_primal(y) else None,
+    ]
+
+
+deflinear(ew.complex_p, _complex_transpose)
+
+
 # ------------------------------------------------------------------------- unary
 
 defjvp2(ew.exp_p, lambda t, ans, x: lax.mul(t, ans))
@@ -236,7 +280,16 @@ defjvp(ew.atanh_p, lambda t, x: lax.div(t, lax.mul(lax.sub(1.0, x), lax.add(x, 1
 defjvp2(ew.sqrt_p, lambda t, ans, x: lax.div(lax.mul(t, 0.5), ans))
 defjvp2(ew.rsqrt_p, lambda t, ans, x: lax.mul(t, lax.div(lax.mul(ans, -0.5), x)))
 defjvp2(ew.cbrt_p, lambda t, ans, x: lax.mul(t, lax.mul(lax.integer_pow(ans, -2), 1.0 / 3.0)))
-defjvp(ew.abs_p, lambda t, x: lax.mul(t, lax.sign(x)))
+
+
+def _abs_jvp(t, x):
+    if dt.is_complex(get_aval(x).dtype):
+        # d|z| = Re(conj(z) dz) / |z| (0 at 0, where sign is 0), JAX's rule.
+        return lax.real(lax.mul(t, lax.conj(lax.sign(x))))
+    return lax.mul(t, lax.sign(x))
+
+
+defjvp(ew.abs_p, _abs_jvp)
 defjvp(ew.square_p, lambda t, x: lax.mul(t, lax.mul(x, 2.0)))
 defjvp(
     ew.erf_p,

@@ -40,7 +40,7 @@ def _sum_all(x):
 def _convert_element_type_jvp(primals, tangents, *, new_dtype):
     (x,), (t,) = primals, tangents
     out = ps.convert_element_type_p.bind(x, new_dtype=new_dtype)
-    if type(t) is Zero or not (dt.is_float(get_aval(x).dtype) and dt.is_float(new_dtype)):
+    if type(t) is Zero or not (dt.is_inexact(get_aval(x).dtype) and dt.is_inexact(new_dtype)):
         return out, Zero.like(out)
     return out, lax.convert_element_type(t, new_dtype)
 

@@ -6,7 +6,11 @@ from primitives that have transpose rules (``dot_general``, masks as ``mul``,
 ``triangular_solve`` in its right-hand side), so reverse mode needs no rule of its own.
 Where a primitive reads one triangle of its input (``cholesky``, ``eigh``) its jvp reads
 the same triangle of the tangent, mirrored, so the rule is the derivative of the impl
-for any tangent; ``ft.linalg`` symmetrizes the input first, as JAX does.
+for any tangent; ``ft.linalg`` symmetrizes the input first, as JAX does. For complex
+matrices the rules are JAX's complex ones: conjugate transposes (``_H``), real
+eigen/singular value tangents, and the phase terms that keep ``qr``'s ``r`` diagonal
+real and ``svd``'s ``u``/``vt`` in JAX's gauge; ``eig`` differentiates its eigenvalues
+only.
 
 Every primitive maps its last two dims and batches its leading ones, so batching moves
 the batch axis to the front (``triangular_solve`` broadcasts an unbatched operand).
@@ -18,6 +22,7 @@ from functools import partial
 
 import numpy as np
 
+from ..fx import dtypes as dt
 from ..fx.core import get_aval
 from ..ops import _prims_decomp as d
 from ..ops import lax
@@ -64,9 +69,30 @@ def _diag(x):
     return lax.reduce_sum(_mask(x, np.eye(x.shape[-1])), (nd - 1,))
 
 
+def _H(x):
+    """The conjugate transpose (the transpose of a real matrix)."""
+    t = _T(x)
+    return lax.conj(t) if _is_complex(x) else t
+
+
+def _is_complex(x) -> bool:
+    return dt.is_complex(get_aval(x).dtype)
+
+
+def _as(x, like):
+    """``x`` (real) in ``like``'s dtype (complex for complex ``like``)."""
+    dtype = get_aval(like).dtype
+    return x if get_aval(x).dtype == dtype else lax.convert_element_type(x, dtype)
+
+
 def _mirror_lower(t):
-    """The symmetric matrix whose lower triangle is ``t``'s: what the impls read."""
-    return lax.add(_tril(t), _T(_tril(t, -1)))
+    """The symmetric (Hermitian) matrix whose lower triangle is ``t``'s: what the impls
+    read (LAPACK reads only the real part of a Hermitian matrix's diagonal)."""
+    low = _tril(t, -1)
+    diag = _mask(t, np.eye(t.shape[-1]))
+    if _is_complex(t):
+        diag = lax.mul(lax.add(diag, lax.conj(diag)), np.asarray(0.5, get_aval(t).dtype))
+    return lax.add(lax.add(low, diag), _H(low))
 
 
 def _row(v):  # (..., n) -> (..., 1, n)
@@ -91,10 +117,11 @@ def _cholesky_jvp(primals, tangents):
     L = d.cholesky_p.bind(x)
     if type(t) is Zero:
         return L, Zero.like(L)
-    # L_dot = L phi(L^-1 S_dot L^-T), phi: the lower triangle with its diagonal halved
+    # L_dot = L phi(L^-1 S_dot L^-H), phi: the lower triangle with its diagonal halved
     # (Murray, arXiv:1602.07527).
     s = _mirror_lower(t)
-    tmp = d.triangular_solve(L, s, left_side=False, lower=True, transpose_a=True)
+    Lc = lax.conj(L) if _is_complex(L) else L  # X L^H = S is X conj(L)^T = S
+    tmp = d.triangular_solve(Lc, s, left_side=False, lower=True, transpose_a=True)
     inner = d.triangular_solve(L, tmp, left_side=True, lower=True)
     n = x.shape[-1]
     phi = _mask(inner, np.tri(n, n, -1) + 0.5 * np.eye(n))
@@ -113,12 +140,12 @@ def _eigh_jvp(primals, tangents):
     if type(t) is Zero:
         return [w, v], [Zero.like(w), Zero.like(v)]
     n = x.shape[-1]
-    dtype = get_aval(x).dtype
     # F[i, j] = 1 / (w[j] - w[i]) off the diagonal (repeated eigenvalues: inf, as JAX).
-    F = _safe_reciprocal_gaps(lax.sub(_row(w), _col(w)), n, dtype)
-    vt_dx_v = _mm(_mm(_T(v), _mirror_lower(t)), v)
-    dv = _mm(v, lax.mul(F, vt_dx_v))
-    return [w, v], [_diag(vt_dx_v), dv]
+    F = _safe_reciprocal_gaps(lax.sub(_row(w), _col(w)), n, get_aval(w).dtype)
+    vh_dx_v = _mm(_mm(_H(v), _mirror_lower(t)), v)
+    dv = _mm(v, lax.mul(_as(F, v), vh_dx_v))
+    dw = _diag(vh_dx_v)
+    return [w, v], [lax.real(dw) if _is_complex(dw) else dw, dv]
 
 
 jvp_rules[d.eigh_p] = _eigh_jvp
@@ -140,9 +167,13 @@ def _qr_jvp(primals, tangents, *, full_matrices):
         )
     # Townsend, "Differentiating the QR decomposition" (JAX's qr_jvp_rule).
     dx_rinv = d.triangular_solve(r, dx)  # dx @ r^-1
-    qt_dx_rinv = _mm(_T(q), dx_rinv)
+    qt_dx_rinv = _mm(_H(q), dx_rinv)
     low = _tril(qt_dx_rinv, -1)
-    do = lax.sub(low, _T(low))  # skew-symmetric
+    do = lax.sub(low, _H(low))  # skew-Hermitian
+    if _is_complex(x):
+        # The imaginary part of the diagonal keeps r's diagonal real (LAPACK's choice).
+        diag = _mask(qt_dx_rinv, np.eye(n))
+        do = lax.add(do, lax.mul(lax.sub(diag, lax.conj(diag)), np.asarray(0.5, get_aval(x).dtype)))
     dq = lax.add(_mm(q, lax.sub(do, qt_dx_rinv)), dx_rinv)
     dr = _mm(lax.sub(qt_dx_rinv, do), r)
     return [q, r], [dq, dr]
@@ -166,33 +197,37 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     outs = [s, U, Vt] if compute_uv else [s]
     if type(dA) is Zero:
         return outs, [Zero.like(o) for o in outs]
-    dtype = get_aval(x).dtype
+    dtype = get_aval(x).dtype  # complex for complex x; s is real
+    real = get_aval(s).dtype
     k = min(m, n)
-    V = _T(Vt)
-    dS = _mm(_mm(_T(U), dA), V)
+    V = _H(Vt)
+    dS = _mm(_mm(_H(U), dA), V)
     ds = _diag(dS)
+    ds = lax.real(ds) if _is_complex(ds) else ds
     if not compute_uv:
         return outs, [ds]
     s_row = _row(s)
     # F[i, j] = 1 / (s[j]^2 - s[i]^2) off the diagonal.
     F = _safe_reciprocal_gaps(lax.mul(lax.add(s_row, _T(s_row)), lax.sub(s_row, _T(s_row))),
-                              k, dtype)  # fmt: skip
-    dSS = lax.mul(s_row, dS)  # dS @ diag(s)
-    SdS = lax.mul(_T(s_row), dS)  # diag(s) @ dS
-    zero_s = lax.convert_element_type(lax.eq(s, np.asarray(0, dtype)), dtype)
-    s_inv = lax.sub(lax.div(np.asarray(1, dtype), lax.add(s, zero_s)), zero_s)
-    s_inv_mat = lax.mul(_row(s_inv), _eye(k, dtype))
+                              k, real)  # fmt: skip
+    F = _as(F, dS)
+    s_rowc = _as(s_row, dS)
+    dSS = lax.mul(s_rowc, dS)  # dS @ diag(s)
+    SdS = lax.mul(_T(s_rowc), dS)  # diag(s) @ dS
+    zero_s = lax.convert_element_type(lax.eq(s, np.asarray(0, real)), real)
+    s_inv = lax.sub(lax.div(np.asarray(1, real), lax.add(s, zero_s)), zero_s)
+    s_inv_mat = _as(lax.mul(_row(s_inv), _eye(k, real)), dS)
     # Zero for real dtypes; the imaginary part of dS's diagonal for complex ones.
-    dUdV_diag = lax.mul(lax.mul(np.asarray(0.5, dtype), lax.sub(dS, _T(dS))), s_inv_mat)
-    dU = _mm(U, lax.add(lax.mul(F, lax.add(dSS, _T(dSS))), dUdV_diag))
-    dV = _mm(V, lax.mul(F, lax.add(SdS, _T(SdS))))
+    dUdV_diag = lax.mul(lax.mul(np.asarray(0.5, dtype), lax.sub(dS, _H(dS))), s_inv_mat)
+    dU = _mm(U, lax.add(lax.mul(F, lax.add(dSS, _H(dSS))), dUdV_diag))
+    dV = _mm(V, lax.mul(F, lax.add(SdS, _H(SdS))))
     if m > n:
         dAV = _mm(dA, V)
-        dU = lax.add(dU, lax.div(lax.sub(dAV, _mm(U, _mm(_T(U), dAV))), s_row))
+        dU = lax.add(dU, lax.div(lax.sub(dAV, _mm(U, _mm(_H(U), dAV))), s_rowc))
     if n > m:
-        dAtU = _mm(_T(dA), U)
-        dV = lax.add(dV, lax.div(lax.sub(dAtU, _mm(V, _mm(Vt, dAtU))), s_row))
-    return outs, [ds, dU, _T(dV)]
+        dAhU = _mm(_H(dA), U)
+        dV = lax.add(dV, lax.div(lax.sub(dAhU, _mm(V, _mm(Vt, dAhU))), s_rowc))
+    return outs, [ds, dU, _H(dV)]
 
 
 jvp_rules[d.svd_p] = _svd_jvp
@@ -286,6 +321,41 @@ def _triangular_solve_transpose(ct, a, b, *, transpose_a, **params):
 transpose_rules[d.triangular_solve_p] = _triangular_solve_transpose
 
 
+# ------------------------------------------------------------------------------ eig
+
+
+def _eig_jvp(primals, tangents, *, vectors):
+    # JAX's rule (arXiv:1701.00392, eq. 4.60): dw = diag(V^-1 dA V). Eigenvectors have no
+    # derivative here, as in JAX: their phase is LAPACK's choice, not a smooth function.
+    (a,), (a_dot,) = primals, tangents
+    if vectors and type(a_dot) is not Zero:
+        raise NotImplementedError(
+            "eig: derivatives of the eigenvectors are not implemented (as in JAX), only of "
+            "the eigenvalues: use ft.linalg.eigvals, or eigh for a symmetric matrix"
+        )
+    outs = d.eig_p.bind(a, vectors=vectors)
+    if type(a_dot) is Zero:
+        return outs, [Zero.like(o) for o in outs]
+    w, v = d.eig_p.bind(a, vectors=True)
+    c = get_aval(v).dtype
+    vinv_da = _solve(v, lax.convert_element_type(a_dot, c))
+    nd = len(a.shape)
+    w_dot = lax.reduce_sum(lax.mul(vinv_da, _T(v)), (nd - 1,))
+    return [w], [w_dot]
+
+
+def _solve(a, b):
+    """``a^-1 b`` by ``lu`` and two triangular solves (complex allowed)."""
+    lu, _, perm = d.lu(a)
+    m = a.shape[-1]
+    p = lax.convert_element_type(lax.eq(_col(perm), np.arange(m, dtype=d.PIVOT_DTYPE)), b.dtype)
+    y = d.triangular_solve(lu, _mm(p, b), left_side=True, lower=True, unit_diagonal=True)
+    return d.triangular_solve(lu, y, left_side=True, lower=False)
+
+
+jvp_rules[d.eig_p] = _eig_jvp
+
+
 # ---------------------------------------------------------------------------- batch
 
 
@@ -295,5 +365,5 @@ def _front_batch(prim, axis_size, args, dims, **params):
     return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
 
 
-for _p in (d.cholesky_p, d.eigh_p, d.qr_p, d.svd_p, d.lu_p, d.triangular_solve_p):
+for _p in (d.cholesky_p, d.eigh_p, d.qr_p, d.svd_p, d.lu_p, d.triangular_solve_p, d.eig_p):
     batch_rules[_p] = partial(_front_batch, _p)

@@ -31,7 +31,8 @@ _UNARY = (
     ew.exp2_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.tanh_p, ew.logistic_p, ew.sin_p,
     ew.cos_p, ew.tan_p, ew.asin_p, ew.acos_p, ew.atan_p, ew.sinh_p, ew.cosh_p, ew.asinh_p,
     ew.acosh_p, ew.atanh_p, ew.sqrt_p, ew.rsqrt_p, ew.cbrt_p, ew.abs_p, ew.not_p, ew.erf_p,
-    ew.erf_inv_p, ew.lgamma_p, ew.digamma_p, ew.square_p, ew.integer_pow_p,
+    ew.erf_inv_p, ew.lgamma_p, ew.digamma_p, ew.square_p, ew.integer_pow_p, ew.real_p,
+    ew.imag_p, ew.conj_p, ew.signbit_p,
 )  # fmt: skip
 for _p in _UNARY:
     batch_rules[_p] = partial(_unary_batch, _p)
@@ -73,7 +74,7 @@ _BROADCASTING = (
     ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.rem_p, ew.pow_p, ew.atan2_p, ew.max_p,
     ew.min_p, ew.nextafter_p, ew.and_p, ew.or_p, ew.xor_p, ew.shift_left_p,
     ew.shift_right_arithmetic_p, ew.shift_right_logical_p, ew.eq_p, ew.ne_p, ew.lt_p,
-    ew.le_p, ew.gt_p, ew.ge_p, ew.select_n_p, ew.clamp_p,
+    ew.le_p, ew.gt_p, ew.ge_p, ew.select_n_p, ew.clamp_p, ew.complex_p,
 )  # fmt: skip
 for _p in _BROADCASTING:
     batch_rules[_p] = partial(_broadcasting_batch, _p)

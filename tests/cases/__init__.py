@@ -64,9 +64,10 @@ def shapes(min_dims=0, max_dims=3, min_side=0, max_side=4):
     )
 
 
-def array(data, shape, dtype, *, lo=-3.0, hi=3.0, special=False):
+def array(data, shape, dtype, *, lo=-3.0, hi=3.0, special=False, imag=(-1.0, 1.0)):
     """A random array of ``dtype`` and ``shape``; floats in [lo, hi] (plus NaN/inf if
-    ``special``), ints in a small range, bools at random. Sometimes non-contiguous."""
+    ``special``), complex numbers with real parts in [lo, hi] and imaginary parts in
+    ``imag``, ints in a small range, bools at random. Sometimes non-contiguous."""
     seed = data.draw(st.integers(0, 2**31 - 1), label="seed")
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)
@@ -75,6 +76,16 @@ def array(data, shape, dtype, *, lo=-3.0, hi=3.0, special=False):
     elif dt.is_integer(dtype):
         info = np.iinfo(dtype)
         a = rng.integers(max(info.min, -20), min(info.max, 20) + 1, size=shape).astype(dtype)
+    elif dt.is_complex(dtype):
+        re = rng.uniform(lo, hi, size=shape)
+        a = (re + 1j * rng.uniform(*imag, size=shape)).astype(dtype)
+        if special and a.size:
+            flat = a.reshape(-1)
+            k = rng.integers(0, flat.size, size=min(3, flat.size))
+            bad = rng.choice(np.array([np.nan, np.inf, -np.inf]), size=len(k))
+            in_imag = np.empty(len(k), np.complex128)
+            in_imag.real, in_imag.imag = 1.0, bad  # 1j * inf would be nan + inf j
+            flat[k] = np.where(rng.random(len(k)) < 0.5, bad + 0j, in_imag)
     else:
         a = rng.uniform(lo, hi, size=shape).astype(dtype)
         if special and a.size:
@@ -105,9 +116,25 @@ def broadcastable_shapes(data, n=2, max_dims=3, max_side=4):
 
 
 def all_cases():
-    from . import control, debug, decomp, elementwise, indexing, linalg, reduce, structural
+    from . import (
+        complex,
+        control,
+        debug,
+        decomp,
+        decomp_complex,
+        elementwise,
+        fft,
+        indexing,
+        linalg,
+        reduce,
+        structural,
+    )
 
     out = []
-    for m in (elementwise, structural, indexing, reduce, linalg, decomp, control, debug):
+    # The complex groups after the real ones: a primitive's first case is a real one
+    # (tests/lowering/test_table.py compiles each kernel primitive's first case).
+    groups = (elementwise, structural, indexing, reduce, linalg, decomp, fft, control)
+    groups += (complex, decomp_complex)
+    for m in (*groups, debug):
         out.extend(getattr(m, "CASES", []))
     return out

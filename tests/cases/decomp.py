@@ -206,7 +206,8 @@ def _triangular_solve_draw(data, dtype):
 
 
 def _triangular_solve_ref(a, b, *, left_side, lower, transpose_a, unit_diagonal):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    wide = np.result_type(a, b, np.float64)  # complex128 for complex operands
+    a, b = np.asarray(a, wide), np.asarray(b, wide)
     t = np.tril(a) if lower else np.triu(a)
     if unit_diagonal:
         idx = np.arange(a.shape[-1])

@@ -252,6 +252,17 @@ def _integer_pow_ref(x, *, y):
     return np.power(x.astype(np.int64), y).astype(x.dtype)
 
 
+def _signed_specials(data, dtype):
+    # NaNs and zeros of both signs among ordinary values: the sign bit, not the value.
+    x = array(data, _shape(data), dtype, special=True)
+    if x.size:
+        flat = x.reshape(-1).copy()
+        flat[:: max(1, flat.size // 3)] = np.array(-0.0, dtype)
+        flat = np.where(data.draw(st.booleans(), label="negate nans") & np.isnan(flat), -flat, flat)
+        x = flat.astype(dtype).reshape(x.shape)
+    return [x], {}
+
+
 def _halves(data, dtype):
     # Many exact halves, so round's half-to-even rule is exercised.
     x = array(data, _shape(data), dtype, lo=-4.0, hi=4.0)
@@ -342,6 +353,7 @@ CASES = [
     Case(ew.sign_p, _unary(special=True), _same(np.sign), dtypes=NUMERIC),
     Case(ew.sign_p, _unary(away=0.1), _f64(np.sign), name="sign_jvp", dtypes=WIDE, diff_args=(0,)),
     Case(ew.is_finite_p, _unary(special=True), _same(np.isfinite), dtypes=FLOATS, exact=True),
+    Case(ew.signbit_p, _signed_specials, _same(np.signbit), dtypes=FLOATS, exact=True),
     Case(ew.not_p, _unary(), _same(np.invert), dtypes=INTS + (dt.bool_,), exact=True),
     # Functions of any numeric dtype.
     Case(ew.neg_p, _unary(), _same(np.negative), dtypes=NUMERIC, diff_args=(0,), linear_args=(0,)),

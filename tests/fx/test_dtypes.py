@@ -84,5 +84,7 @@ def test_dtype_names_and_errors():
     assert dt.canonicalize("float32") is F32
     assert dt.canonicalize(float) is F32 and dt.canonicalize(int) is I64
     assert ft.bfloat16 == np.dtype("bfloat16")
+    assert dt.canonicalize(np.complex64) is ft.complex64
+    assert dt.canonicalize(complex) is ft.complex64
     with pytest.raises(TypeError, match="complex64"):
-        dt.canonicalize(np.complex64)
+        dt.canonicalize(np.clongdouble)

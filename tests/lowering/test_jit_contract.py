@@ -27,7 +27,7 @@ def _check(case, f, args):
     assert len(got) == len(eager)
     for g, e in zip(got, eager):
         assert g.shape == e.shape and g.dtype == e.dtype, case.name
-        exact = case.exact or not dt.is_float(e.dtype)
+        exact = case.exact or not dt.is_inexact(e.dtype)
         assert_close(
             g, e._value, rtol=max(case.rtol, 1e-5), atol=case.atol, exact=exact, what=case.name
         )

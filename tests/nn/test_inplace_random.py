@@ -189,9 +189,9 @@ def test_requires_grad_on_other_values():
         y.requires_grad_(False)
     with pytest.raises(TypeError, match=r"a Buffer never requires grad.*ft.nn.Parameter"):
         ft.nn.Buffer(ft.ones(1)).requires_grad_()
-    with pytest.raises(RuntimeError, match="only tensors of floating point dtype"):
+    with pytest.raises(RuntimeError, match="only tensors of floating point and complex dtype"):
         ft.arange(3).requires_grad_()
-    with pytest.raises(RuntimeError, match="only tensors of floating point dtype"):
+    with pytest.raises(RuntimeError, match="only tensors of floating point and complex dtype"):
         ft.tensor([1, 2], requires_grad=True)
 
     def traced(v):

@@ -223,6 +223,7 @@ def test_astype_matrix_transpose():
     assert ft.matrix_transpose(ft.zeros((4, 2, 3))).shape == (4, 3, 2)
     with pytest.raises(ValueError, match="matrix_transpose"):
         ft.matrix_transpose(ft.zeros(3))
+    assert ft.astype(ft.asarray(x), "complex64").dtype == ft.complex64
     with pytest.raises(TypeError):
-        ft.astype(ft.asarray(x), "complex64")
+        ft.astype(ft.asarray(x), "complex256")
     assert to_np(ft.ravel(ft.asarray(x))).shape == (3,)

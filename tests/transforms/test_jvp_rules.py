@@ -1,5 +1,10 @@
 """Contracts: jvp rules against central finite differences; transpose rules by
-<ct, J t> == <J^T ct, t>. Both in float64, over every Case that declares them."""
+<ct, J t> == <J^T ct, t>. Both in float64 and complex128 (the dtypes of the two a Case
+has), over every Case that declares them.
+
+For complex values the pairing is ``Re(sum(a * b))``, the real inner product of (re, im)
+pairs without conjugation: JAX's transpose of a complex-linear map is its transpose,
+and the real-linear ``real``, ``imag`` and ``conj`` transpose under this pairing."""
 
 import numpy as np
 import pytest
@@ -10,11 +15,25 @@ import fntorch as ft
 from fntorch.fx import dtypes as dt
 from fntorch.fx.core import Tensor
 from tests.cases import all_cases
-from tests.contract import as_list, case_ids, to_np
+from tests.contract import as_list, derivative_dtypes, standard_normal, to_np
 
 CASES = all_cases()
-JVP_CASES = [c for c in CASES if c.diff_args and dt.float64 in c.dtypes]
-LINEAR_CASES = [c for c in CASES if c.linear_args is not None and dt.float64 in c.dtypes]
+JVP_CASES = [
+    pytest.param(c, d, id=f"{c.name}-{d}")
+    for c in CASES
+    if c.diff_args
+    for d in derivative_dtypes(c)
+]
+LINEAR_CASES = [
+    pytest.param(c, d, id=f"{c.name}-{d}")
+    for c in CASES
+    if c.linear_args is not None
+    for d in derivative_dtypes(c)
+]
+
+
+def _pair(a, b) -> float:
+    return float(np.real(np.sum(np.asarray(a) * np.asarray(b))))
 
 
 def _closed(case, args, params, positions):
@@ -27,13 +46,13 @@ def _closed(case, args, params, positions):
     return f
 
 
-@pytest.mark.parametrize("case", JVP_CASES, ids=case_ids)
+@pytest.mark.parametrize("case, dtype", JVP_CASES)
 @given(data=st.data())
-def test_jvp_matches_finite_differences(case, data):
-    args, params = case.draw(data, dt.float64)
+def test_jvp_matches_finite_differences(case, dtype, data):
+    args, params = case.draw(data, dtype)
     rng = np.random.default_rng(data.draw(st.integers(0, 2**31 - 1), label="tangent seed"))
     pos = case.diff_args
-    tangents = [rng.standard_normal(np.shape(args[i])) for i in pos]
+    tangents = [standard_normal(rng, np.shape(args[i]), np.asarray(args[i]).dtype) for i in pos]
     f = _closed(case, args, params, pos)
     _, tout = ft.jvp(
         f, tuple(Tensor(np.array(args[i])) for i in pos), tuple(Tensor(t) for t in tangents)
@@ -43,7 +62,8 @@ def test_jvp_matches_finite_differences(case, data):
         moved = list(args)
         for i, t in zip(pos, tangents):
             moved[i] = np.asarray(args[i]) + sign * case.fd_eps * t
-        return [np.asarray(o, np.float64) for o in as_list(case.reference(*moved, **params))]
+        outs = as_list(case.reference(*moved, **params))
+        return [np.asarray(o, np.result_type(o, np.float64)) for o in outs]
 
     plus, minus = ref_at(1.0), ref_at(-1.0)
     for got, p, m in zip(as_list(tout), plus, minus):
@@ -56,23 +76,23 @@ def test_jvp_matches_finite_differences(case, data):
         )
 
 
-@pytest.mark.parametrize("case", LINEAR_CASES, ids=case_ids)
+@pytest.mark.parametrize("case, dtype", LINEAR_CASES)
 @given(data=st.data())
-def test_transpose_by_dot_product(case, data):
-    args, params = case.draw(data, dt.float64)
+def test_transpose_by_dot_product(case, dtype, data):
+    args, params = case.draw(data, dtype)
     rng = np.random.default_rng(data.draw(st.integers(0, 2**31 - 1), label="seed"))
     pos = case.linear_args
     f = _closed(case, args, params, pos)
     primals = tuple(Tensor(np.array(args[i])) for i in pos)
-    t = [rng.standard_normal(np.shape(args[i])) for i in pos]
+    t = [standard_normal(rng, np.shape(args[i]), np.asarray(args[i]).dtype) for i in pos]
     _, jt = ft.jvp(f, primals, tuple(Tensor(x) for x in t))
     out, vjp_fn = ft.vjp(f, *primals)
     outs = as_list(out)
-    cts = [rng.standard_normal(o.shape) for o in outs]
+    cts = [standard_normal(rng, o.shape, o.dtype) for o in outs]
     ct_arg = [Tensor(c) for c in cts] if isinstance(out, list) else Tensor(cts[0])
     jtct = vjp_fn(ct_arg)
-    lhs = sum(float(np.sum(c * to_np(j))) for c, j in zip(cts, as_list(jt)))
-    rhs = sum(float(np.sum(to_np(g) * x)) for g, x in zip(jtct, t))
+    lhs = sum(_pair(c, to_np(j)) for c, j in zip(cts, as_list(jt)))
+    rhs = sum(_pair(to_np(g), x) for g, x in zip(jtct, t))
     assert np.isclose(lhs, rhs, rtol=1e-8, atol=1e-8), (
         f"{case.name}: <ct, J t> = {lhs} but <J^T ct, t> = {rhs}"
     )
