@@ -14,9 +14,10 @@ from . import cuda, fx, nn, ops, optim, random, transforms, tree, utils
 from . import devices as _devices
 
 # isort: split
-from . import debug, func, profiler
+from . import debug, distributed, func, profiler
 from ._version import __version__
 from .compile import compile  # noqa: A004 - torch.compile's name
+from .distributed import shard_map
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
 from .fx.dtypes import (
@@ -43,6 +44,8 @@ from .fx.dtypes import (
 from .nn import autograd
 from .nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import linalg
+from .ops.collectives import *  # noqa: F403
+from .ops.collectives import __all__ as _collectives
 from .ops.api import *  # noqa: F403
 from .random._torch_style import *  # noqa: F403
 from .random._torch_style import __all__ as _torch_random
@@ -61,6 +64,8 @@ __all__ = sorted(
     | {"Exported", "ShapeDtypeStruct", "export"}
     | {"autograd", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled"}
     | {"is_grad_enabled"}
+    | set(_collectives)
+    | {"distributed", "shard_map"}
     | {"save", "load"}
     | {"finfo", "iinfo", "result_type", "float0"}
     | {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}

@@ -4,6 +4,11 @@
 the physical values, ``dims`` the batch axis of each (``None``: not batched). A rule
 moves batch axes only when it must; ``out_dim`` may be any axis (or ``None``). For
 multiple-result primitives ``out`` and ``out_dim`` are lists.
+
+``named_batch_rules[prim]`` (same signature) hold what a collective does over the axis
+of a batch trace whose ``axis_name`` it names (``vmap(f, axis_name="i")``): there
+``psum`` is a sum over the batch axis. They run whether or not an operand is batched
+(``axis_index`` has none); a collective over another axis name takes ``batch_rules``.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 from ..fx.core import ShapedArray, Tensor, Trace, Tracer, check_tracer, get_aval, set_current_trace
 
 batch_rules: dict = {}
+named_batch_rules: dict = {}
 
 
 class BatchTracer(Tracer):
@@ -29,10 +35,11 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(Trace):
-    def __init__(self, parent: Trace, axis_size: int, name: str = "vmap"):
+    def __init__(self, parent: Trace, axis_size: int, name: str = "vmap", axis_name=None):
         self.parent = parent
         self.axis_size = axis_size
         self.transform_name = name
+        self.axis_name = axis_name
 
     def device_of(self, tracer):
         v = tracer.val
@@ -57,6 +64,11 @@ class BatchTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         vals, dims, batched = self.unpack(args, prim.name)
+        if self.axis_name is not None and prim in named_batch_rules:
+            if params.get("axis_name") == self.axis_name:
+                with set_current_trace(self.parent):
+                    out, out_dim = named_batch_rules[prim](self.axis_size, vals, dims, **params)
+                return self.wrap(out, out_dim)
         with set_current_trace(self.parent):
             if not batched:
                 return prim.bind(*vals, **params)

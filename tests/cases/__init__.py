@@ -105,9 +105,19 @@ def broadcastable_shapes(data, n=2, max_dims=3, max_side=4):
 
 
 def all_cases():
-    from . import control, debug, decomp, elementwise, indexing, linalg, reduce, structural
+    from . import (
+        collective,
+        control,
+        debug,
+        decomp,
+        elementwise,
+        indexing,
+        linalg,
+        reduce,
+        structural,
+    )
 
     out = []
-    for m in (elementwise, structural, indexing, reduce, linalg, decomp, control, debug):
+    for m in (elementwise, structural, indexing, reduce, linalg, decomp, control, debug, collective):
         out.extend(getattr(m, "CASES", []))
     return out
