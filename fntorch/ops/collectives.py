@@ -15,6 +15,7 @@ from ..fx import dtypes as dt
 from ..fx.axes import axis_size as _axis_size
 from ..fx.core import Tensor
 from . import _prims_collective as pc
+from ._api_manipulation import moveaxis
 from ._prims_structural import _operand, convert_element_type
 
 __all__ = [
@@ -128,8 +129,14 @@ def all_to_all(x, axis_name: str, split_axis: int, concat_axis: int, *, tiled: b
     x = x if isinstance(x, Tensor) else Tensor(np.asarray(_operand(x)))
     size = _axis_size(axis_name, "all_to_all")
     nd = x.ndim
-    split_axis, concat_axis = int(split_axis) % max(nd, 1), int(concat_axis) % max(nd, 1)
-    if not tiled:
+    split_axis, concat_axis = int(split_axis), int(concat_axis)
+    split_axis += nd * (split_axis < 0)
+    concat_axis += nd * (concat_axis < 0)
+    if tiled:
+        for arg, d in (("split_axis", split_axis), ("concat_axis", concat_axis)):
+            if not 0 <= d < nd:
+                raise ValueError(f"all_to_all: {arg} must be an axis in [{-nd}, {nd}), got {d}")
+    else:
         return pc.all_to_all_p.bind(
             x, axis_name=axis_name, size=size, split_axis=split_axis, concat_axis=concat_axis
         )
@@ -145,12 +152,11 @@ def all_to_all(x, axis_name: str, split_axis: int, concat_axis: int, *, tiled: b
     out = pc.all_to_all_p.bind(
         blocks, axis_name=axis_name, size=size, split_axis=split_axis, concat_axis=0
     )
-    # out: (size, ...) with the block dim where split_axis was; merge the received
-    # blocks into concat_axis.
-    out = out.moveaxis(0, concat_axis + (concat_axis > split_axis))
+    # out: (sender, *x's dims with split_axis cut to a block); each sender's block goes
+    # before the block already in concat_axis, in sender order.
+    out = moveaxis(out, 0, concat_axis)
     shape = list(out.shape)
-    c = concat_axis + (concat_axis > split_axis)
-    shape[c : c + 2] = [shape[c] * shape[c + 1]]
+    shape[concat_axis : concat_axis + 2] = [shape[concat_axis] * shape[concat_axis + 1]]
     return out.reshape(tuple(shape))
 
 

@@ -66,6 +66,7 @@ class BatchTrace(Trace):
         vals, dims, batched = self.unpack(args, prim.name)
         if self.axis_name is not None and prim in named_batch_rules:
             if params.get("axis_name") == self.axis_name:
+                prim.abstract_eval(*[get_aval(a) for a in args], **params)  # the shape errors
                 with set_current_trace(self.parent):
                     out, out_dim = named_batch_rules[prim](self.axis_size, vals, dims, **params)
                 return self.wrap(out, out_dim)
