@@ -15,7 +15,7 @@ import numpy as np
 
 from ..fx.axes import bind_process_axis, process_axes, unbind_process_axis
 from ..fx.cell import Cell
-from ..fx.core import Tensor, _new_tensor
+from ..fx.core import Tensor
 from ..ops import _prims_collective as pc
 from ..ops._prims_structural import _operand
 from .comm import LocalCommunicator
@@ -291,7 +291,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 def broadcast(tensor, src: int = 0, group=None, async_op=False):
     """Process ``src``'s ``tensor`` on every process: returned, and written into
-    ``tensor`` when it is a cell.
+    ``tensor`` when it is a cell. Built from ``psum`` (the other processes contribute
+    zeros), so it runs under ``ft.jit`` too.
 
     >>> import fntorch as ft
     >>> ft.distributed.init_process_group()
@@ -300,21 +301,27 @@ def broadcast(tensor, src: int = 0, group=None, async_op=False):
     >>> ft.distributed.destroy_process_group()
     """
     comm = _group("broadcast")
-    if not 0 <= src < comm.size:
+    if isinstance(src, bool) or not isinstance(src, int) or not 0 <= src < comm.size:
         raise ValueError(f"broadcast: src must be a rank in [0, {comm.size}), got {src!r}")
     value = tensor._read() if isinstance(tensor, Cell) else _operand(tensor)
-    # Eager only (no primitive): parameters are broadcast once, when DDP wraps a model.
-    if comm.size == 1:
-        out = value if isinstance(value, Tensor) else Tensor(value)
-    else:
-        out = _broadcast_host(comm, value, src)
+    if not isinstance(value, Tensor):
+        value = Tensor(np.asarray(value))
+    out = broadcast_value(value, src, comm.size)
     return _write_back(tensor, out)
 
 
-def _broadcast_host(comm, value, src):
-    if not isinstance(value, Tensor):
-        value = Tensor(np.asarray(value))
-    return _new_tensor(comm.broadcast(value._value, src))
+def broadcast_value(value, src: int, size: int):
+    """``value`` of process ``src`` on every process of the default group (a psum of it
+    and zeros)."""
+    from ..ops import lax
+
+    if size == 1:
+        return value
+    here = lax.eq(pc.axis_index_p.bind(axis_name=WORLD_AXIS, size=size), np.int32(src))
+    shape = value.shape
+    pick = lax.broadcast_in_dim(here, shape, ()) if shape else here
+    mine = lax.select_n(pick, lax.full(shape, 0, value.dtype), value)
+    return pc.psum_p.bind(mine, axis_name=WORLD_AXIS, size=size)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):

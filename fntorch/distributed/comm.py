@@ -75,6 +75,13 @@ class LocalCommunicator:
         pass
 
 
+def _contiguous(x):
+    """``x`` as a C-contiguous array of its own shape (``np.ascontiguousarray`` makes a
+    0-d array 1-d)."""
+    x = np.asarray(x)
+    return x if x.flags.c_contiguous else np.array(x, order="C")
+
+
 def _check_op(op):
     if op not in OPS:
         raise ValueError(f"allreduce: op must be one of {OPS}, got {op!r}")
@@ -177,7 +184,7 @@ class MPICommunicator:
 
     def allreduce(self, x, op):
         _check_op(op)
-        x = np.ascontiguousarray(x)
+        x = _contiguous(x)
         dtype = x.dtype
         if dtype not in _MPI_REDUCIBLE:
             x = x.astype(np.float32 if dtype.kind in "fV" else np.int32)
@@ -188,7 +195,7 @@ class MPICommunicator:
         return out if out.dtype == dtype else out.astype(dtype)
 
     def allgather(self, x):
-        x = np.ascontiguousarray(x)
+        x = _contiguous(x)
         out = np.empty((self.size, *x.shape), x.dtype)
         self.watchdog.arm("allgather")
         self.comm.Allgather(self._bytes(x), self._bytes(out))
@@ -196,7 +203,7 @@ class MPICommunicator:
         return out
 
     def reduce_scatter(self, x):
-        x = np.ascontiguousarray(x)
+        x = _contiguous(x)
         if x.dtype not in _MPI_REDUCIBLE:
             return self.allreduce(x, "sum")[self.rank].astype(x.dtype)
         out = np.empty(x.shape[1:], x.dtype)
@@ -206,7 +213,7 @@ class MPICommunicator:
         return out
 
     def alltoall(self, x):
-        x = np.ascontiguousarray(x)
+        x = _contiguous(x)
         out = np.empty_like(x)
         self.watchdog.arm("alltoall")
         self.comm.Alltoall(self._bytes(x), self._bytes(out))
@@ -214,7 +221,7 @@ class MPICommunicator:
         return out
 
     def permute(self, x, perm):
-        x = np.ascontiguousarray(x)
+        x = _contiguous(x)
         dest = [d for s, d in perm if s == self.rank]
         source = [s for s, d in perm if d == self.rank]
         out = np.zeros_like(x)

@@ -1,7 +1,7 @@
 """``ft.nn``: the stateful shim. ``Module``, ``Parameter`` and ``Buffer`` (cells), the
 tape (``autograd``), ``functional``, ``init``, layers, containers and losses."""
 
-from . import autograd, functional, init, utils
+from . import autograd, functional, init, parallel, utils
 from .attention import *  # noqa: F403
 from .containers import *  # noqa: F403
 from .conv_transpose import *  # noqa: F403
