@@ -145,8 +145,20 @@ class Watchdog:
                     file=sys.stderr,
                     flush=True,
                 )
+                _record_exit(self.rank, 3)
                 self.abort()
                 return
+
+
+def _record_exit(rank: int, code: int) -> None:
+    """Tells ``python -m fntorch.distributed.run`` (if it launched us) this rank's code."""
+    run_dir = os.environ.get("FNTORCH_RUN_DIR")
+    if run_dir:
+        try:
+            with open(os.path.join(run_dir, f"rank{rank}.exit"), "w") as f:
+                f.write(str(code))
+        except OSError:
+            pass
 
 
 # numpy dtypes MPI reduces natively; others (float16, bfloat16, bool) go through float32
