@@ -217,7 +217,13 @@ def get_world_size(group=None) -> int:
 
 
 def get_backend(group=None) -> str:
-    """The default group's backend name (``"mpi"``, ``"nccl"`` or ``"local"``)."""
+    """The default group's backend name (``"mpi"``, ``"nccl"`` or ``"local"``).
+
+    >>> import fntorch as ft
+    >>> ft.distributed.init_process_group(); ft.distributed.get_backend()
+    'local'
+    >>> ft.distributed.destroy_process_group()
+    """
     return _group("get_backend").backend
 
 
@@ -240,7 +246,8 @@ def destroy_process_group(group=None) -> None:
     comm = process_axes.get(WORLD_AXIS)
     if comm is None:
         return
-    unbind_process_axis(WORLD_AXIS)
+    for name in [n for n, c in process_axes.items() if c is comm]:  # its meshes' axes too
+        unbind_process_axis(name)
     comm.close()
 
 

@@ -50,28 +50,36 @@ class LocalCommunicator:
     backend = "local"
 
     def allreduce(self, x, op):
+        """The elementwise ``op`` (sum, max, min) of ``x`` over the group."""
         _check_op(op)
         return x.copy()
 
     def allgather(self, x):
+        """Every rank's ``x``, stacked: shape ``(size, *x.shape)``."""
         return x.reshape((1, *x.shape)).copy()
 
     def reduce_scatter(self, x):
+        """Row ``rank`` of the sum over the group of ``x`` (``size`` rows)."""
         return x.reshape(x.shape[1:]).copy()  # not x[0]: a 0-d result stays an array
 
     def alltoall(self, x):
+        """Row ``k``: rank ``k``'s row ``rank`` of its ``x`` (``size`` rows)."""
         return x.copy()
 
     def permute(self, x, perm):
+        """``x`` sent along each ``(source, destination)`` pair; zeros if none arrives."""
         return x.copy() if (0, 0) in perm else x * 0
 
     def broadcast(self, x, root=0):
+        """Rank ``root``'s ``x``."""
         return x.copy()
 
     def barrier(self):
+        """Returns once every rank of the group has called it."""
         pass
 
     def close(self):
+        """Releases the communicator (its watchdog thread)."""
         pass
 
 
@@ -123,13 +131,16 @@ class Watchdog:
         self._thread.start()
 
     def arm(self, what: str) -> None:
+        """Starts timing a collective named ``what``."""
         self.since = time.monotonic()
         self.what = what
 
     def disarm(self) -> None:
+        """The collective completed."""
         self.what = None
 
     def stop(self) -> None:
+        """Ends the watchdog thread."""
         self._stop.set()
 
     def _watch(self):
@@ -195,6 +206,7 @@ class MPICommunicator:
         return [x, self._MPI.BYTE]
 
     def allreduce(self, x, op):
+        """The elementwise ``op`` (sum, max, min) of ``x`` over the group."""
         _check_op(op)
         x = _contiguous(x)
         dtype = x.dtype
@@ -207,6 +219,7 @@ class MPICommunicator:
         return out if out.dtype == dtype else out.astype(dtype)
 
     def allgather(self, x):
+        """Every rank's ``x``, stacked: shape ``(size, *x.shape)``."""
         x = _contiguous(x)
         out = np.empty((self.size, *x.shape), x.dtype)
         self.watchdog.arm("allgather")
@@ -215,6 +228,7 @@ class MPICommunicator:
         return out
 
     def reduce_scatter(self, x):
+        """Row ``rank`` of the sum over the group of ``x`` (``size`` rows)."""
         x = _contiguous(x)
         if x.dtype not in _MPI_REDUCIBLE:
             return self.allreduce(x, "sum")[self.rank].astype(x.dtype)
@@ -225,6 +239,7 @@ class MPICommunicator:
         return out
 
     def alltoall(self, x):
+        """Row ``k``: rank ``k``'s row ``rank`` of its ``x`` (``size`` rows)."""
         x = _contiguous(x)
         out = np.empty_like(x)
         self.watchdog.arm("alltoall")
@@ -233,6 +248,7 @@ class MPICommunicator:
         return out
 
     def permute(self, x, perm):
+        """``x`` sent along each ``(source, destination)`` pair; zeros if none arrives."""
         x = _contiguous(x)
         dest = [d for s, d in perm if s == self.rank]
         source = [s for s, d in perm if d == self.rank]
@@ -246,6 +262,7 @@ class MPICommunicator:
         return out
 
     def broadcast(self, x, root=0):
+        """Rank ``root``'s ``x``."""
         out = np.array(x, order="C")
         self.watchdog.arm("broadcast")
         self.comm.Bcast(self._bytes(out), root=root)
@@ -253,9 +270,11 @@ class MPICommunicator:
         return out
 
     def barrier(self):
+        """Returns once every rank of the group has called it."""
         self.watchdog.arm("barrier")
         self.comm.Barrier()
         self.watchdog.disarm()
 
     def close(self):
+        """Releases the communicator (its watchdog thread)."""
         self.watchdog.stop()

@@ -42,6 +42,7 @@ class P(tuple):
         return super().__new__(cls, entries)
 
     def axes(self) -> set:
+        """The axis names the spec uses."""
         return {e for e in self if e is not None}
 
     def __repr__(self):
@@ -83,10 +84,12 @@ class Mesh:
 
     @property
     def shape(self) -> dict:
+        """``{axis name: number of processes}``."""
         return {self.axis_names[0]: self.comm.size}
 
     @property
     def size(self) -> int:
+        """The number of processes on the axis."""
         return self.comm.size
 
     def __repr__(self):

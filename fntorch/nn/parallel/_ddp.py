@@ -81,6 +81,8 @@ class DistributedDataParallel(Module):
                 dist.broadcast(c, src=0)
 
     def forward(self, *args, **kwargs):
+        """The wrapped module's forward (buffers first take rank 0's values, as PyTorch's
+        ``broadcast_buffers``)."""
         if self.broadcast_buffers and self.world_size > 1:
             self._sync_state(self.module.buffers())
         return self.module(*args, **kwargs)

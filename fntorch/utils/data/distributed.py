@@ -19,6 +19,8 @@ import numpy as np
 
 from ._sampler import Sampler
 
+__all__ = ["DistributedSampler", "torch_randperm"]
+
 
 def torch_randperm(n: int, seed: int) -> list:
     """``torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()``,
