@@ -15,4 +15,5 @@ from . import (  # noqa: F401
     w11_gpt_step,
     w11_new_process,
     w12_solve,
+    w14_ddp_digits,
 )

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..fx.axes import bind_process_axis, process_axes, unbind_process_axis
 from ..fx.cell import Cell
-from ..fx.core import Tensor
+from ..fx.core import Tensor, _new_tensor
 from ..ops import _prims_collective as pc
 from ..ops._prims_structural import _operand
 from .comm import LocalCommunicator
@@ -320,10 +320,14 @@ def broadcast(tensor, src: int = 0, group=None, async_op=False):
 def broadcast_value(value, src: int, size: int):
     """``value`` of process ``src`` on every process of the default group (a psum of it
     and zeros)."""
+    from ..fx.core import EvalTrace, current_trace
     from ..ops import lax
 
     if size == 1:
         return value
+    if type(value) is Tensor and type(current_trace()) is EvalTrace:
+        # A concrete value outside any transform: one broadcast call, no psum.
+        return _new_tensor(process_axes[WORLD_AXIS].broadcast(value._value, src))
     here = lax.eq(pc.axis_index_p.bind(axis_name=WORLD_AXIS, size=size), np.int32(src))
     shape = value.shape
     pick = lax.broadcast_in_dim(here, shape, ()) if shape else here

@@ -18,6 +18,7 @@ import weakref
 from ... import distributed as dist
 from ...ops import _prims_collective as pc
 from ...ops import api
+from ...distributed._group import broadcast_value
 from .. import autograd
 from ..module import Module
 
@@ -74,11 +75,21 @@ class DistributedDataParallel(Module):
         autograd.post_backward_hooks.append(hook)
 
     def _sync_state(self, cells):
+        """Rank 0's values of ``cells``, one broadcast per dtype (flattened together)."""
         if self.world_size == 1:
             return
+        groups: dict = {}
+        for c in cells:
+            groups.setdefault(c.dtype, []).append(c)
         with autograd.no_grad():
-            for c in cells:
-                dist.broadcast(c, src=0)
+            for group in groups.values():
+                values = [c._read() for c in group]
+                flat = api.concat([api.reshape(v, (-1,)) for v in values])
+                flat = broadcast_value(flat, 0, self.world_size)
+                start = 0
+                for c, v in zip(group, values):
+                    c.set_(api.reshape(flat[start : start + v.size], v.shape))
+                    start += v.size
 
     def forward(self, *args, **kwargs):
         """The wrapped module's forward (buffers first take rank 0's values, as PyTorch's
