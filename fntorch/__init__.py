@@ -44,9 +44,9 @@ from .fx.dtypes import (
 from .nn import autograd
 from .nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import linalg
+from .ops.api import *  # noqa: F403
 from .ops.collectives import *  # noqa: F403
 from .ops.collectives import __all__ as _collectives
-from .ops.api import *  # noqa: F403
 from .random._torch_style import *  # noqa: F403
 from .random._torch_style import __all__ as _torch_random
 from .serialization import load, save

@@ -110,7 +110,11 @@ def _torch(mode: str, inputs) -> tuple[int, list]:
 def child(framework: str, mode: str) -> None:
     """One rank of a W14 job: prints rank 0's step times as JSON."""
     with np.load(os.environ["W14_INPUTS"]) as f:
-        inputs = {"x": f["x"], "y": f["y"], "weights": {k[2:]: f[k] for k in f.files if k[:2] == "w:"}}
+        inputs = {
+            "x": f["x"],
+            "y": f["y"],
+            "weights": {k[2:]: f[k] for k in f.files if k[:2] == "w:"},
+        }
     rank, times = (_fntorch if framework == "fntorch" else _torch)(mode, inputs)
     if rank == 0:
         print(json.dumps({"times": times}), flush=True)
@@ -124,20 +128,34 @@ def _free_port() -> int:
 
 def _job(framework: str, mode: str, inputs_path: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(W14_INPUTS=inputs_path, FNTORCH_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), JAX_PLATFORMS="cpu")  # fmt: skip
+    env.update(
+        W14_INPUTS=inputs_path,
+        FNTORCH_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(_free_port()),
+        JAX_PLATFORMS="cpu",
+    )
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-c", _CHILD, framework, mode]
     if framework == "fntorch":
-        mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
+        mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which(
+            "mpiexec"
+        )
         if mpiexec is None:
             return {"error": "skipped: mpiexec not installed (the distributed extra)"}
-        procs = [subprocess.Popen([mpiexec, "-n", "2", *cmd], cwd=ROOT, env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]  # fmt: skip
+        pipes = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs = [subprocess.Popen([mpiexec, "-n", "2", *cmd], cwd=ROOT, env=env, **pipes)]
     else:
         procs = [
-            subprocess.Popen(cmd, cwd=ROOT, env={**env, "RANK": str(r), "WORLD_SIZE": "2"},
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+            subprocess.Popen(
+                cmd,
+                cwd=ROOT,
+                env={**env, "RANK": str(r), "WORLD_SIZE": "2"},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )  # fmt: skip
             for r in range(2)
         ]
     outs = []
@@ -174,7 +192,9 @@ def ddp_rows(settings: Settings, frameworks) -> list[Result]:
     tmp = tempfile.TemporaryDirectory()
     path = os.path.join(tmp.name, "w14_inputs.npz")
     inputs = w10.make_inputs()
-    np.savez(path, x=inputs["x"], y=inputs["y"], **{"w:" + k: v for k, v in inputs["weights"].items()})
+    np.savez(
+        path, x=inputs["x"], y=inputs["y"], **{"w:" + k: v for k, v in inputs["weights"].items()}
+    )
     runs = [r for r in _RUNS if r[0] in frameworks and importlib.util.find_spec(r[0]) is not None]
     got: dict = {}
     for _ in range(1 if settings.skip_slow else 2):
@@ -183,10 +203,12 @@ def ddp_rows(settings: Settings, frameworks) -> list[Result]:
             best = got.get(name)
             if "error" in r:
                 got.setdefault(name, r)
-            elif best is None or "error" in best or np.median(r["times"]) < np.median(best["times"]):
+            elif (
+                best is None or "error" in best or np.median(r["times"]) < np.median(best["times"])
+            ):
                 got[name] = r
     out = []
-    for framework, mode, name in runs:
+    for framework, _, name in runs:
         r = got[name]
         res = Result("W14", name, framework, "eager", [], [], 0.0)
         if "error" in r:

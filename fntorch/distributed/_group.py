@@ -39,7 +39,9 @@ def _env_int(names, where):
             try:
                 return int(raw)
             except ValueError:
-                raise DistributedError(f"{where}: environment variable {n} must be an int, got {raw!r}") from None
+                raise DistributedError(
+                    f"{where}: environment variable {n} must be an int, got {raw!r}"
+                ) from None
     return None
 
 
@@ -56,14 +58,18 @@ def launch_env() -> dict:
     return {
         "rank": _env_int(("RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK"), where),
         "world_size": _env_int(("WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE"), where),
-        "local_rank": _env_int(("LOCAL_RANK", "MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK"), where),
+        "local_rank": _env_int(
+            ("LOCAL_RANK", "MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK"), where
+        ),
         "master_addr": os.environ.get("MASTER_ADDR"),
         "master_port": _env_int(("MASTER_PORT",), where),
     }
 
 
 def _started_by_mpi() -> bool:
-    return any(k in os.environ for k in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK"))
+    return any(
+        k in os.environ for k in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
+    )
 
 
 def _default_backend():
@@ -117,11 +123,14 @@ def _apply_init_method(init_method, env):
     if init_method.startswith("tcp://"):
         host, _, port = init_method[len("tcp://") :].rpartition(":")
         if not host or not port.isdigit():
-            raise ValueError(f"init_process_group: init_method must be 'tcp://host:port', got {init_method!r}")
+            raise ValueError(
+                f"init_process_group: init_method must be 'tcp://host:port', got {init_method!r}"
+            )
         env["master_addr"], env["master_port"] = host, int(port)
         return
     raise ValueError(
-        f"init_process_group: init_method must be None, 'env://' or 'tcp://host:port', got {init_method!r}"
+        "init_process_group: init_method must be None, 'env://' or 'tcp://host:port', "
+        f"got {init_method!r}"
     )
 
 
@@ -349,10 +358,13 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     comm = _group("all_gather")
     if len(tensor_list) != comm.size:
         raise ValueError(
-            f"all_gather: tensor_list must have one entry per process ({comm.size}), got {len(tensor_list)}"
+            f"all_gather: tensor_list must have one entry per process ({comm.size}), "
+            f"got {len(tensor_list)}"
         )
     value = tensor._read() if isinstance(tensor, Cell) else _operand(tensor)
-    gathered = pc.all_gather_p.bind(value, axis_name=WORLD_AXIS, size=comm.size, axis=0, tiled=False)
+    gathered = pc.all_gather_p.bind(
+        value, axis_name=WORLD_AXIS, size=comm.size, axis=0, tiled=False
+    )
     for k in range(comm.size):
         row = gathered[k]
         if isinstance(tensor_list[k], Cell):

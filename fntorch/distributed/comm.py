@@ -174,8 +174,11 @@ def _record_exit(rank: int, code: int) -> None:
 
 # numpy dtypes MPI reduces natively; others (float16, bfloat16, bool) go through float32
 # or int32 and back.
-_MPI_REDUCIBLE = {np.dtype(t) for t in ("float32", "float64", "int8", "int16", "int32",
-                                         "int64", "uint8", "uint16", "uint32", "uint64")}  # fmt: skip
+_MPI_REDUCIBLE = {
+    np.dtype(t)
+    for t in ("float32", "float64", "int8", "int16", "int32", "int64")
+    + ("uint8", "uint16", "uint32", "uint64")
+}
 
 
 class MPICommunicator:

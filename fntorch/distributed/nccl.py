@@ -35,7 +35,17 @@ class NCCLCommunicator:
     """
 
     backend = "nccl"
-    REDUCIBLE = ("float16", "float32", "float64", "int32", "int64", "uint8", "int8", "uint32", "uint64")
+    REDUCIBLE = (
+        "float16",
+        "float32",
+        "float64",
+        "int32",
+        "int64",
+        "uint8",
+        "int8",
+        "uint32",
+        "uint64",
+    )
 
     def __init__(self, rank: int, size: int, unique_id: bytes, device_index: int):
         cp, nccl = _nccl()
@@ -45,9 +55,7 @@ class NCCLCommunicator:
         uid = tuple(int(b) - 256 if b > 127 else int(b) for b in unique_id)  # C chars
         self.comm = nccl.NcclCommunicator(size, uid, rank)
         self._ops = {"sum": nccl.NCCL_SUM, "max": nccl.NCCL_MAX, "min": nccl.NCCL_MIN}
-        self._types = {
-            np.dtype(n): getattr(nccl, f"NCCL_{n.upper()}") for n in self.REDUCIBLE
-        }
+        self._types = {np.dtype(n): getattr(nccl, f"NCCL_{n.upper()}") for n in self.REDUCIBLE}
 
     def _stream(self):
         return self._cp.cuda.get_current_stream().ptr
@@ -76,7 +84,9 @@ class NCCLCommunicator:
         """Every rank's ``x``, stacked: shape ``(size, *x.shape)``."""
         x = self._c(x)
         out = self._cp.empty((self.size, *x.shape), x.dtype)
-        self.comm.allGather(x.data.ptr, out.data.ptr, x.nbytes, self._nccl.NCCL_UINT8, self._stream())
+        self.comm.allGather(
+            x.data.ptr, out.data.ptr, x.nbytes, self._nccl.NCCL_UINT8, self._stream()
+        )
         return out
 
     def reduce_scatter(self, x):

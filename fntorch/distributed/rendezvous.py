@@ -47,7 +47,9 @@ def _recv_exact(sock, n: int, what: str) -> bytes:
     while got < n:
         chunk = sock.recv(n - got)
         if not chunk:
-            raise RendezvousError(f"rendezvous: the peer closed the connection while sending {what}")
+            raise RendezvousError(
+                f"rendezvous: the peer closed the connection while sending {what}"
+            )
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
@@ -73,7 +75,7 @@ def serve(addr: str, port: int, world: int, payload: bytes, timeout: float) -> N
             server.settimeout(left)
             try:
                 conn, _ = server.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             with conn:
                 conn.settimeout(max(deadline - time.monotonic(), 0.1))
@@ -92,7 +94,9 @@ def _check_hello(data: bytes, world: int) -> int:
     if magic != MAGIC or version != VERSION:
         raise RendezvousError("rendezvous: a peer sent a header that is not fntorch's")
     if their_world != world or not 1 <= rank < world:
-        raise RendezvousError(f"rendezvous: a peer claims rank {rank} of {their_world}, not of {world}")
+        raise RendezvousError(
+            f"rendezvous: a peer claims rank {rank} of {their_world}, not of {world}"
+        )
     return rank
 
 
@@ -102,7 +106,9 @@ def join(addr: str, port: int, rank: int, world: int, timeout: float) -> bytes:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            sock = socket.create_connection((addr, port), timeout=max(deadline - time.monotonic(), 0.1))
+            sock = socket.create_connection(
+                (addr, port), timeout=max(deadline - time.monotonic(), 0.1)
+            )
             break
         except OSError:
             if time.monotonic() > deadline:
@@ -117,9 +123,11 @@ def join(addr: str, port: int, rank: int, world: int, timeout: float) -> bytes:
         try:
             magic, version, n = _ANSWER.unpack(_recv_exact(sock, _ANSWER.size, "its answer"))
             if magic != MAGIC or version != VERSION or n > MAX_PAYLOAD:
-                raise RendezvousError(f"rendezvous: rank {rank} got a malformed answer from {addr}:{port}")
+                raise RendezvousError(
+                    f"rendezvous: rank {rank} got a malformed answer from {addr}:{port}"
+                )
             return _recv_exact(sock, n, "the payload")
-        except socket.timeout:
+        except TimeoutError:
             raise RendezvousError(
                 f"rendezvous: rank {rank} waited {timeout:g} s for rank 0 at {addr}:{port}"
             ) from None

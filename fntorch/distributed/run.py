@@ -68,7 +68,9 @@ def main(argv=None) -> int:
     if a.nproc < 1:
         raise SystemExit(f"fntorch.distributed.run: --nproc-per-node must be >= 1, got {a.nproc}")
     if a.nnodes != 1:
-        raise SystemExit("fntorch.distributed.run: only --nnodes 1 is supported (use mpiexec with a host file)")
+        raise SystemExit(
+            "fntorch.distributed.run: only --nnodes 1 is supported (use mpiexec with a host file)"
+        )
     run_dir = tempfile.mkdtemp(prefix="fntorch-run-")
     env = dict(os.environ)
     env["MASTER_ADDR"] = a.master_addr or env.get("MASTER_ADDR", "127.0.0.1")

@@ -24,9 +24,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
-_vmap_axes: contextvars.ContextVar[tuple] = contextvars.ContextVar(
-    "fntorch_vmap_axes", default=()
-)
+_vmap_axes: contextvars.ContextVar[tuple] = contextvars.ContextVar("fntorch_vmap_axes", default=())
 
 # name -> communicator (see ``Communicator`` in fntorch/distributed/comm.py): the
 # registry of process axes, as fx/device.py holds the device registry.

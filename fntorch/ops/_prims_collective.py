@@ -138,7 +138,9 @@ def check_perm(perm, axis_size):
         isinstance(p, tuple) and len(p) == 2 and all(type(i) is int for i in p) for p in perm
     )
     if not ok:
-        raise TypeError(f"ppermute: perm must be a tuple of (source, destination) int pairs, got {perm!r}")
+        raise TypeError(
+            f"ppermute: perm must be a tuple of (source, destination) int pairs, got {perm!r}"
+        )
     srcs, dsts = [s for s, _ in perm], [d for _, d in perm]
     if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
         raise ValueError(f"ppermute: perm uses a source or a destination twice: {perm!r}")

@@ -26,9 +26,7 @@ __all__ = [
 
 def _tree_bind(prim, x, axis_name, where):
     size = _axis_size(axis_name, where)
-    return tree_util.map(
-        lambda v: prim.bind(_operand(v), axis_name=axis_name, size=size), x
-    )
+    return tree_util.map(lambda v: prim.bind(_operand(v), axis_name=axis_name, size=size), x)
 
 
 def psum(x, axis_name: str):
@@ -91,9 +89,7 @@ def all_gather(x, axis_name: str, *, axis: int = 0, tiled: bool = False):
     size = _axis_size(axis_name, "all_gather")
     ndim = np.ndim(x) if not isinstance(x, Tensor) else x.ndim
     axis = int(axis) + (ndim if tiled else ndim + 1) * (int(axis) < 0)
-    return pc.all_gather_p.bind(
-        x, axis_name=axis_name, size=size, axis=axis, tiled=bool(tiled)
-    )
+    return pc.all_gather_p.bind(x, axis_name=axis_name, size=size, axis=axis, tiled=bool(tiled))
 
 
 def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, tiled: bool = False):

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import tree as tree_util
+from ..fx.axes import vmap_axis
 from ..fx.core import (
     Tensor,
     Tracer,
@@ -22,7 +23,6 @@ from ..fx.core import (
     current_trace,
     set_current_trace,
 )
-from ..fx.axes import vmap_axis
 from ..fx.device import default_device
 from ._args import _as_tensor, _flatten_raw
 from .batching import BatchTrace, BatchTracer, moveaxis

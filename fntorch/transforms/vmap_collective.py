@@ -47,12 +47,8 @@ def _front_batch(prim, shifted, axis_size, args, dims, **params):
 
 
 batch_rules[pc.all_gather_p] = partial(_front_batch, pc.all_gather_p, ("axis",))
-batch_rules[pc.psum_scatter_p] = partial(
-    _front_batch, pc.psum_scatter_p, ("scatter_dimension",)
-)
-batch_rules[pc.all_to_all_p] = partial(
-    _front_batch, pc.all_to_all_p, ("split_axis", "concat_axis")
-)
+batch_rules[pc.psum_scatter_p] = partial(_front_batch, pc.psum_scatter_p, ("scatter_dimension",))
+batch_rules[pc.all_to_all_p] = partial(_front_batch, pc.all_to_all_p, ("split_axis", "concat_axis"))
 
 
 def _axis_index_batch(axis_size, args, dims, **params):  # no operands: never batched

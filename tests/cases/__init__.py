@@ -118,6 +118,16 @@ def all_cases():
     )
 
     out = []
-    for m in (elementwise, structural, indexing, reduce, linalg, decomp, control, debug, collective):
+    for m in (
+        elementwise,
+        structural,
+        indexing,
+        reduce,
+        linalg,
+        decomp,
+        control,
+        debug,
+        collective,
+    ):
         out.extend(getattr(m, "CASES", []))
     return out

@@ -16,9 +16,9 @@ import contextlib
 import weakref
 
 from ... import distributed as dist
+from ...distributed._group import broadcast_value
 from ...ops import _prims_collective as pc
 from ...ops import api
-from ...distributed._group import broadcast_value
 from .. import autograd
 from ..module import Module
 
@@ -41,7 +41,8 @@ class DistributedDataParallel(Module):
         super().__init__()
         if not isinstance(module, Module):
             raise TypeError(
-                f"DistributedDataParallel: module must be an ft.nn.Module, got {type(module).__name__}"
+                "DistributedDataParallel: module must be an ft.nn.Module, got "
+                f"{type(module).__name__}"
             )
         if not dist.is_initialized():
             raise dist.DistributedError(
@@ -49,7 +50,9 @@ class DistributedDataParallel(Module):
                 "ft.distributed.init_process_group() first"
             )
         if not bucket_cap_mb or bucket_cap_mb <= 0:
-            raise ValueError(f"DistributedDataParallel: bucket_cap_mb must be positive, got {bucket_cap_mb!r}")
+            raise ValueError(
+                f"DistributedDataParallel: bucket_cap_mb must be positive, got {bucket_cap_mb!r}"
+            )
         self.module = module
         self.device_ids = device_ids
         self.broadcast_buffers = broadcast_buffers
@@ -136,6 +139,7 @@ class DistributedDataParallel(Module):
             n = g.size
             p.grad = api.reshape(mean[start : start + n], g.shape)
             start += n
+
 
 def _buckets(params: list, cap_bytes: float) -> list:
     """Parameters grouped into buckets of one dtype and at most ``cap_bytes`` (a larger

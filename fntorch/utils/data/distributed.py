@@ -59,7 +59,9 @@ class DistributedSampler(Sampler):
             num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
             rank = dist.get_rank() if rank is None else rank
         if not isinstance(num_replicas, int) or num_replicas < 1:
-            raise ValueError(f"DistributedSampler: num_replicas must be a positive int, got {num_replicas!r}")
+            raise ValueError(
+                f"DistributedSampler: num_replicas must be a positive int, got {num_replicas!r}"
+            )
         if not isinstance(rank, int) or not 0 <= rank < num_replicas:
             raise ValueError(
                 f"DistributedSampler: invalid rank {rank!r}, rank should be in the interval "

@@ -78,7 +78,9 @@ np.testing.assert_allclose(np.asarray(lin.module.weight.grad), [[3.0, 6.0]])  # 
 sampler = ft.utils.data.distributed.DistributedSampler(range(11), shuffle=True, seed=5)
 mine = list(sampler)
 everyone = ft.distributed.all_gather([None] * n, ft.asarray(mine))
-assert sorted(sum((t.tolist() for t in everyone), [])) == sorted(list(range(11)) + [everyone[0].tolist()[0]]), everyone
+assert sorted(sum((t.tolist() for t in everyone), [])) == sorted(
+    list(range(11)) + [everyone[0].tolist()[0]]
+), everyone
 
 ft.distributed.destroy_process_group()
 print(f"OK rank {rank} losses {losses}", flush=True)

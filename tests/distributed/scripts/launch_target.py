@@ -24,4 +24,5 @@ if r == 1:
         time.sleep(1000)
 total = ft.distributed.all_reduce(ft.asarray(float(r + 1)))
 keys = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
-print(f"OK rank {r}", *(os.environ.get(k) for k in keys), float(total), sys.argv[2:], flush=True)
+line = " ".join([f"OK rank {r}", *(str(os.environ.get(k)) for k in keys), str(float(total))])
+print(f"{line} {sys.argv[2:]}", flush=True)  # one write: the ranks share the pipe
