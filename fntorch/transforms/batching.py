@@ -13,10 +13,28 @@ of a batch trace whose ``axis_name`` it names (``vmap(f, axis_name="i")``): ther
 
 from __future__ import annotations
 
+import contextvars
+
 from ..fx.core import ShapedArray, Tensor, Trace, Tracer, check_tracer, get_aval, set_current_trace
 
 batch_rules: dict = {}
 named_batch_rules: dict = {}
+
+# The axis name of the batch trace whose rule runs now: a rule that batches a sub-graph
+# (jit_call, cond, scan, while_loop) names the sub-graph's batch trace after it, so the
+# collectives inside still see their vmap's axis.
+_rule_axis_name: contextvars.ContextVar = contextvars.ContextVar(
+    "fntorch_batch_rule_axis_name", default=None
+)
+
+
+def rule_axis_name():
+    """The axis name of the batch trace whose batching rule is running (or None).
+
+    >>> rule_axis_name() is None
+    True
+    """
+    return _rule_axis_name.get()
 
 
 class BatchTracer(Tracer):
@@ -80,7 +98,14 @@ class BatchTrace(Trace):
                     f"primitive {prim.name!r} has no batching rule "
                     f"(transform: {self.transform_name})"
                 ) from None
-            out, out_dim = rule(self.axis_size, vals, dims, **params)
+            if _rule_axis_name.get() == self.axis_name:
+                out, out_dim = rule(self.axis_size, vals, dims, **params)
+            else:
+                token = _rule_axis_name.set(self.axis_name)
+                try:
+                    out, out_dim = rule(self.axis_size, vals, dims, **params)
+                finally:
+                    _rule_axis_name.reset(token)
         if prim.multiple_results:
             return [self.wrap(o, d) for o, d in zip(out, out_dim)]
         return self.wrap(out, out_dim)

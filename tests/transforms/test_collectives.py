@@ -193,3 +193,29 @@ def test_bad_arguments_name_the_argument():
         ft.vmap(lambda x: ft.psum_scatter(x, "i"), axis_name="i")(ft.ones((2, 3)))
     with pytest.raises(ValueError, match="ppermute: perm uses a source or a destination twice"):
         ft.vmap(lambda x: ft.ppermute(x, "i", [(0, 1), (0, 0)]), axis_name="i")(ft.ones(2))
+
+
+def test_collectives_inside_jit_scan_and_cond_under_a_named_vmap():
+    # Sub-graphs batched by a rule (jit_call, scan, cond) keep the vmap's axis name.
+    x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    centred = ft.vmap(ft.jit(lambda v: v - ft.pmean(v, "i")), axis_name="i")(ft.asarray(x))
+    np.testing.assert_allclose(np.asarray(centred), x - x.mean(0))
+
+    def body(c, r):
+        return c + ft.psum(r, "i"), c
+
+    total = ft.vmap(lambda v: ft.scan(body, ft.zeros(()), v)[0], axis_name="i")
+    assert total(ft.asarray(x)).tolist() == [15.0, 15.0, 15.0]
+    assert ft.jit(total)(ft.asarray(x)).tolist() == [15.0, 15.0, 15.0]
+
+    def branch(v):
+        return ft.cond(v.sum() > 3, lambda a: ft.psum(a, "i"), lambda a: a * 0, v)
+
+    got = ft.vmap(branch, axis_name="i")(ft.asarray(x))
+    assert got.tolist() == [[0.0, 0.0], [6.0, 9.0], [6.0, 9.0]]
+    g = ft.grad(
+        lambda v: ft.vmap(ft.jit(lambda r: (r * ft.pmean(r, "i")).sum()), axis_name="i")(v).sum()
+    )
+    np.testing.assert_allclose(
+        np.asarray(g(ft.asarray(x))), np.broadcast_to(2 * x.mean(0), x.shape)
+    )
