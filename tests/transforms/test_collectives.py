@@ -8,16 +8,16 @@ import fntorch as ft
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
-jax.config.update("jax_enable_x64", True)
 
+# float32 throughout: JAX's x64 flag is global, and other tests compare with JAX's default
 RNG = np.random.default_rng(0)
-X = RNG.standard_normal((4, 3, 4))  # axis of 4 lanes, each a (3, 4) value
+X = RNG.standard_normal((4, 3, 4)).astype(np.float32)  # 4 lanes, each a (3, 4) value
 
 
 def _both(f_ft, f_jax, x=X, **kw):
     got = ft.vmap(f_ft, axis_name="i", **kw)(ft.asarray(x))
     want = jax.vmap(f_jax, axis_name="i", **kw)(jnp.asarray(x))
-    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -66,7 +66,7 @@ def test_collective_matches_jax_vmap(name, f_ft, f_jax):
 
 
 def test_untiled_psum_scatter_and_all_to_all_match_jax():
-    x = RNG.standard_normal((4, 4, 3))
+    x = RNG.standard_normal((4, 4, 3)).astype(np.float32)
     _both(lambda v: ft.psum_scatter(v, "i"), lambda v: jax.lax.psum_scatter(v, "i"), x)
     _both(
         lambda v: ft.all_to_all(v, "i", 0, 1),
@@ -126,8 +126,8 @@ def test_collective_over_outer_axis_inside_inner_vmap():
     ],
 )
 def test_grad_through_vmap_matches_jax(f_ft, f_jax):
-    x = RNG.standard_normal((4, 8))
-    ct = RNG.standard_normal((4, 8))
+    x = RNG.standard_normal((4, 8)).astype(np.float32)
+    ct = RNG.standard_normal((4, 8)).astype(np.float32)
 
     def loss_ft(v):
         return (ft.vmap(f_ft, axis_name="i")(v).reshape(4, -1) * ft.asarray(ct[:, :1])).sum()
@@ -137,7 +137,7 @@ def test_grad_through_vmap_matches_jax(f_ft, f_jax):
 
     got = ft.grad(loss_ft)(ft.asarray(x))
     want = jax.grad(loss_jax)(jnp.asarray(x))
-    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
 
 
 def test_pmax_grad_goes_to_the_lane_holding_the_max():
@@ -161,7 +161,7 @@ def test_grad_inside_vmap_of_psum_is_per_lane():
 def test_jit_of_vmap_with_collectives():
     f = ft.jit(ft.vmap(lambda v: v - ft.pmean(v, "i"), axis_name="i"))
     got = f(ft.asarray(X))
-    np.testing.assert_allclose(np.asarray(got), X - X.mean(0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(got), X - X.mean(0), rtol=1e-6, atol=1e-6)
 
 
 def test_batchnorm_style_synced_statistics():
