@@ -15,12 +15,17 @@ from __future__ import annotations
 import contextlib
 import weakref
 
+import numpy as np
+
 from ... import distributed as dist
 from ...distributed._group import broadcast_value
 from ...ops import _prims_collective as pc
 from ...ops import api
 from .. import autograd
 from ..module import Module
+
+
+_WIDE = np.dtype(np.float64)
 
 
 class DistributedDataParallel(Module):
@@ -78,21 +83,21 @@ class DistributedDataParallel(Module):
         autograd.post_backward_hooks.append(hook)
 
     def _sync_state(self, cells):
-        """Rank 0's values of ``cells``, one broadcast per dtype (flattened together)."""
-        if self.world_size == 1:
+        """Rank 0's values of ``cells``, in one broadcast: flattened together as float64,
+        which holds every float32/16 value and every integer below 2**53 (BatchNorm's
+        step counts) exactly, so a step pays one collective for all its buffers."""
+        cells = list(cells)
+        if self.world_size == 1 or not cells:
             return
-        groups: dict = {}
-        for c in cells:
-            groups.setdefault(c.dtype, []).append(c)
         with autograd.no_grad():
-            for group in groups.values():
-                values = [c._read() for c in group]
-                flat = api.concat([api.reshape(v, (-1,)) for v in values])
-                flat = broadcast_value(flat, 0, self.world_size)
-                start = 0
-                for c, v in zip(group, values):
-                    c.set_(api.reshape(flat[start : start + v.size], v.shape))
-                    start += v.size
+            values = [c._read() for c in cells]
+            wide = [api.astype(api.reshape(v, (-1,)), _WIDE) for v in values]
+            flat = broadcast_value(api.concat(wide), 0, self.world_size)
+            start = 0
+            for c, v in zip(cells, values):
+                part = api.reshape(flat[start : start + v.size], v.shape)
+                c.set_(api.astype(part, v.dtype))
+                start += v.size
 
     def forward(self, *args, **kwargs):
         """The wrapped module's forward (buffers first take rank 0's values, as PyTorch's
