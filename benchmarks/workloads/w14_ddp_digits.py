@@ -167,6 +167,7 @@ def _job(framework: str, mode: str, inputs_path: str) -> dict:
         W14_INPUTS=inputs_path,
         FNTORCH_NUM_THREADS="1",
         OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(_free_port()),
         JAX_PLATFORMS="cpu",

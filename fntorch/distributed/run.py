@@ -3,7 +3,9 @@ launcher shape on MPI's process manager.
 
 It starts ``N`` processes with ``mpiexec`` (the mpich wheel's), each running
 ``script.py`` with torchrun's environment (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``,
-``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``), and waits. When a rank fails
+``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``; and, unless set, each process'
+share of the cores as ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and
+``FNTORCH_NUM_THREADS``), and waits. When a rank fails
 (an exception, a nonzero exit, a signal), MPI's process manager ends the other ranks at
 once, and the launcher prints which rank failed and how, and exits with that rank's
 exit code (128 + the signal for a killed one, as a shell reports it). ``--timeout S``
@@ -62,6 +64,13 @@ def find_mpiexec() -> str:
     return found
 
 
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def main(argv=None) -> int:
     """Runs the launcher; returns the job's exit code (see the module docstring)."""
     a = _parser().parse_args(argv)
@@ -76,6 +85,12 @@ def main(argv=None) -> int:
     env["MASTER_ADDR"] = a.master_addr or env.get("MASTER_ADDR", "127.0.0.1")
     env["MASTER_PORT"] = str(a.master_port or env.get("MASTER_PORT", "29500"))
     env["FNTORCH_RUN_DIR"] = run_dir
+    # As torchrun does for OpenMP: N processes share the cores, so each gets its share of
+    # threads unless told otherwise (OpenBLAS's idle threads spin, and N processes' worth
+    # of them starve the others).
+    share = str(max(1, _cores() // a.nproc))
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "FNTORCH_NUM_THREADS"):
+        env.setdefault(var, share)
     cmd = [find_mpiexec(), "-n", str(a.nproc), sys.executable, "-m",
            "fntorch.distributed._worker", a.script, *a.args]  # fmt: skip
     proc = subprocess.Popen(
