@@ -7,6 +7,7 @@ from .containers import *  # noqa: F403
 from .conv_transpose import *  # noqa: F403
 from .layers import *  # noqa: F403
 from .module import Module
+from .parallel import SyncBatchNorm
 from .parameter import Buffer, Parameter
 from .recurrent import *  # noqa: F403
 from .stateless import functional_call

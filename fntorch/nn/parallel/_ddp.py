@@ -24,7 +24,6 @@ from ...ops import api
 from .. import autograd
 from ..module import Module
 
-
 _WIDE = np.dtype(np.float64)
 
 

@@ -64,6 +64,29 @@ for (name, p), (_, q) in zip(model.module.named_parameters(), ref.named_paramete
 mean_loss = float(ft.distributed.all_reduce(ft.asarray(losses[-1]), ft.distributed.ReduceOp.AVG))
 np.testing.assert_allclose(mean_loss, ref_losses[-1], rtol=1e-5)
 
+
+# train mode with SyncBatchNorm (dropout off): the whole batch's statistics on every
+# process, so DDP training equals whole-batch training, running statistics included
+def no_dropout(net):
+    net.drop = ft.nn.Identity()
+    return net
+
+
+ref = no_dropout(Net())
+ref.load_state_dict(start)
+ref_opt = ft.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+train(ref, ref_opt, whole, mode == "compiled")
+local = ft.nn.SyncBatchNorm.convert_sync_batchnorm(no_dropout(Net()))
+local.load_state_dict(start)
+model = ft.nn.parallel.DistributedDataParallel(local)
+opt = ft.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+train(model, opt, halves, mode == "compiled")
+got, want = model.module.state_dict(), ref.state_dict()
+for name in want:
+    np.testing.assert_allclose(
+        np.asarray(got[name]), np.asarray(want[name]), rtol=1e-5, atol=1e-5, err_msg=name
+    )
+
 # no_sync: the gradients stay local, and the next synced backward reduces their sum
 lin = ft.nn.parallel.DistributedDataParallel(ft.nn.Linear(2, 1, bias=False))
 x = ft.asarray([[1.0, 2.0]]) * (rank + 1)
