@@ -20,7 +20,7 @@ from ._prims_structural import _operand, convert_element_type
 
 __all__ = [
     "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all", "ppermute",
-    "axis_index",
+    "axis_index", "pvary",
 ]  # fmt: skip
 
 
@@ -184,3 +184,17 @@ def axis_index(axis_name: str):
     """
     size = _axis_size(axis_name, "axis_index")
     return pc.axis_index_p.bind(axis_name=axis_name, size=size)
+
+
+def pvary(x, axis_name: str):
+    """``x`` unchanged, marked as differing between the members of the named axis: its
+    cotangent is summed over them (its transpose is ``psum``), as JAX's ``lax.pvary``.
+    Apply it to a ``psum`` result that each member then uses in a computation of its
+    own (shared statistics), so each member's gradient gets every member's share.
+
+    >>> import fntorch as ft
+    >>> share = lambda v: (v * ft.pvary(ft.psum(v, "i"), "i")).sum()
+    >>> ft.grad(lambda x: ft.vmap(share, axis_name="i")(x).sum())(ft.asarray([1.0, 2.0])).tolist()
+    [6.0, 6.0]
+    """
+    return _tree_bind(pc.pvary_p, x, axis_name, "pvary")
