@@ -14,10 +14,11 @@ from . import amp, cuda, fx, nn, ops, optim, random, transforms, tree, utils
 from . import devices as _devices
 
 # isort: split
-from . import debug, func, profiler
+from . import debug, distributed, func, profiler
 from ._version import __version__
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .compile import compile  # noqa: A004 - torch.compile's name
+from .distributed import shard_map
 from .fx import dtypes as _dtypes
 from .fx.core import ConcretizationError, Tensor, UnexpectedTracerError
 from .fx.dtypes import (
@@ -47,6 +48,8 @@ from .nn import autograd
 from .nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import fft, linalg
 from .ops.api import *  # noqa: F403
+from .ops.collectives import *  # noqa: F403
+from .ops.collectives import __all__ as _collectives
 from .random._torch_style import *  # noqa: F403
 from .random._torch_style import __all__ as _torch_random
 from .serialization import load, save
@@ -64,6 +67,8 @@ __all__ = sorted(
     | {"Exported", "ShapeDtypeStruct", "export"}
     | {"autograd", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled"}
     | {"is_grad_enabled"}
+    | set(_collectives)
+    | {"distributed", "shard_map"}
     | {"save", "load"}
     | {"autocast", "is_autocast_enabled", "get_autocast_dtype"}
     | {"finfo", "iinfo", "result_type", "float0"}

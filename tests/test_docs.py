@@ -62,6 +62,9 @@ def _surface():
         ("ft.optim.functional", ft.optim.functional),
         ("ft.optim.lr_scheduler", ft.optim.lr_scheduler),
         ("ft.utils.data", ft.utils.data),
+        ("ft.utils.data.distributed", ft.utils.data.distributed),
+        ("ft.distributed", ft.distributed),
+        ("ft.nn.parallel", ft.nn.parallel),
         ("ft.func", ft.func),
     ]:
         for name in _public(module):
@@ -225,7 +228,18 @@ API_SIGNATURES = {
     "ft.jacfwd": [("fun", _), ("argnums", 0)],
     "ft.jacrev": [("fun", _), ("argnums", 0)],
     "ft.hessian": [("fun", _), ("argnums", 0)],
-    "ft.vmap": [("fun", _), ("in_axes", 0), ("out_axes", 0), ("axis_size", None)],
+    "ft.vmap": [
+        ("fun", _),
+        ("in_axes", 0),
+        ("out_axes", 0),
+        ("axis_size", None),
+        ("axis_name", None),
+    ],
+    "ft.shard_map": [("f", _), ("mesh", _), ("in_specs", _), ("out_specs", _)],
+    "ft.psum": [("x", _), ("axis_name", _)],
+    "ft.distributed.init_process_group": [("backend", None), ("init_method", None)],
+    "ft.distributed.all_reduce": [("tensor", _), ("op", ft.distributed.ReduceOp.SUM)],
+    "ft.distributed.broadcast": [("tensor", _), ("src", 0)],
     "ft.jit": [
         ("fun", _),
         ("static_argnums", ()),

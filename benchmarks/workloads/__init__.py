@@ -16,4 +16,5 @@ from . import (  # noqa: F401
     w11_new_process,
     w12_solve,
     w13_fft,
+    w14_ddp_digits,
 )

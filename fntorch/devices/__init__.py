@@ -4,6 +4,7 @@ with the registry in ``fntorch.fx.device`` and every CPU impl, and the CUDA prov
 
 from ..fx.device import Device, default_device, device, devices, get_default_device
 from . import (  # noqa: E402
+    collectives,  # universal impls: the communicators of process axes
     cpu_control,
     cpu_decomp,
     cpu_dispatch,

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 from .. import ops as _ops  # noqa: F401  (registers every ops primitive)
 from ..fx.core import Primitive, primitives
+from ..ops._prims_collective import COLLECTIVES as _COLLECTIVES
 from .identities import identity_rules
 from .rules import KERNEL_PRIMITIVES, lowering_rules, reduction_rules
 from .spec import REDUCTIONS
@@ -57,8 +58,10 @@ _VIEWS = frozenset(
 )
 _CONTROL = frozenset({"cond", "while_loop", "scan", "jit_call"})
 _ERASED = frozenset({"copy", "stop_gradient"})
-# Never folded: their params hold Python callables with effects of their own.
-_NO_FOLD = frozenset({"custom_lin"})
+# Never folded: their params hold Python callables with effects of their own, or they
+# communicate with other processes (a collective runs when the program runs, on every
+# process alike, never when it is built).
+_NO_FOLD = frozenset({"custom_lin"} | {p.name for p in _COLLECTIVES})
 # Effectful: run for their effect (a print), kept however unused their outputs are.
 _EFFECTS = frozenset({"debug_callback"})
 

@@ -542,6 +542,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         pairs = _transpose_taped(outs, cts, retain_graph, "backward")
     else:
         pairs = _transpose(outs, cts, retain_graph)
+    pairs = list(pairs)
     for cell, ct in pairs:
         ct = _torch_convention(ct)
         if only is not None and id(cell) not in only:
@@ -559,6 +560,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             _cell_scopes[-1].set_grad(cell, ct if prev is None else prev + ct)
             continue
         cell.grad = ct if cell.grad is None else _new_tensor(cell.grad._value + ct._value)
+    for hook in list(post_backward_hooks):
+        hook([cell for cell, _ in pairs if only is None or id(cell) in only])
+
+
+# Called as ``hook(cells)`` at the end of each ``backward``, with the cells whose
+# ``.grad`` it wrote (eagerly, or staged under ``ft.jit``): DistributedDataParallel's
+# gradient all-reduce (nn/parallel) hooks in here, as PyTorch's DDP hooks its autograd.
+post_backward_hooks: list = []
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

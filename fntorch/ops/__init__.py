@@ -1,6 +1,7 @@
 """The primitive set and the Array API / PyTorch-named functions built on it."""
 
 from . import (
+    _prims_collective,
     _prims_control,
     _prims_debug,
     _prims_decomp,
@@ -12,6 +13,7 @@ from . import (
     _prims_structural,
     _tensor,  # attaches operators and methods to Tensor
     api,
+    collectives,
     control_flow,
     fft,  # ft.fft, the Array API fft extension
     lax,

@@ -4,13 +4,37 @@
 the physical values, ``dims`` the batch axis of each (``None``: not batched). A rule
 moves batch axes only when it must; ``out_dim`` may be any axis (or ``None``). For
 multiple-result primitives ``out`` and ``out_dim`` are lists.
+
+``named_batch_rules[prim]`` (same signature) hold what a collective does over the axis
+of a batch trace whose ``axis_name`` it names (``vmap(f, axis_name="i")``): there
+``psum`` is a sum over the batch axis. They run whether or not an operand is batched
+(``axis_index`` has none); a collective over another axis name takes ``batch_rules``.
 """
 
 from __future__ import annotations
 
+import contextvars
+
 from ..fx.core import ShapedArray, Tensor, Trace, Tracer, check_tracer, get_aval, set_current_trace
 
 batch_rules: dict = {}
+named_batch_rules: dict = {}
+
+# The axis name of the batch trace whose rule runs now: a rule that batches a sub-graph
+# (jit_call, cond, scan, while_loop) names the sub-graph's batch trace after it, so the
+# collectives inside still see their vmap's axis.
+_rule_axis_name: contextvars.ContextVar = contextvars.ContextVar(
+    "fntorch_batch_rule_axis_name", default=None
+)
+
+
+def rule_axis_name():
+    """The axis name of the batch trace whose batching rule is running (or None).
+
+    >>> rule_axis_name() is None
+    True
+    """
+    return _rule_axis_name.get()
 
 
 class BatchTracer(Tracer):
@@ -29,10 +53,11 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(Trace):
-    def __init__(self, parent: Trace, axis_size: int, name: str = "vmap"):
+    def __init__(self, parent: Trace, axis_size: int, name: str = "vmap", axis_name=None):
         self.parent = parent
         self.axis_size = axis_size
         self.transform_name = name
+        self.axis_name = axis_name
 
     def device_of(self, tracer):
         v = tracer.val
@@ -57,6 +82,12 @@ class BatchTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         vals, dims, batched = self.unpack(args, prim.name)
+        if self.axis_name is not None and prim in named_batch_rules:
+            if params.get("axis_name") == self.axis_name:
+                prim.abstract_eval(*[get_aval(a) for a in args], **params)  # the shape errors
+                with set_current_trace(self.parent):
+                    out, out_dim = named_batch_rules[prim](self.axis_size, vals, dims, **params)
+                return self.wrap(out, out_dim)
         with set_current_trace(self.parent):
             if not batched:
                 return prim.bind(*vals, **params)
@@ -67,7 +98,14 @@ class BatchTrace(Trace):
                     f"primitive {prim.name!r} has no batching rule "
                     f"(transform: {self.transform_name})"
                 ) from None
-            out, out_dim = rule(self.axis_size, vals, dims, **params)
+            if _rule_axis_name.get() == self.axis_name:
+                out, out_dim = rule(self.axis_size, vals, dims, **params)
+            else:
+                token = _rule_axis_name.set(self.axis_name)
+                try:
+                    out, out_dim = rule(self.axis_size, vals, dims, **params)
+                finally:
+                    _rule_axis_name.reset(token)
         if prim.multiple_results:
             return [self.wrap(o, d) for o, d in zip(out, out_dim)]
         return self.wrap(out, out_dim)

@@ -37,7 +37,7 @@ from ..fx.device import device_of_operand, get_default_device, universal_impls
 from ..fx.graph import eval_graph
 from ..ops import _prims_control as pc
 from .ad import Zero, is_undefined_primal, jvp_rules, tangent_aval, transpose_rules, zeros
-from .batching import batch_rules
+from .batching import batch_rules, rule_axis_name
 from .jvp_control import _eval_linear, _is_float, _nonzero, _split_jvp, transpose_graph
 from .jvp_control import _zeros_like_aval as _zeros_like
 from .vmap_control import _at_front, batch_graph
@@ -166,7 +166,7 @@ def _call_batch(axis_size, args, dims, *, graph, name):
     force = [False] * len(graph.outvars)
     bg, bconsts, out_dims = _memo(
         graph,
-        ("vmap", axis_size, tuple(dims)),
+        ("vmap", axis_size, tuple(dims), rule_axis_name()),
         lambda: batch_graph(graph, axis_size, dims, force),
     )
     return call_p.bind(*bconsts, *args, graph=bg, name=name), list(out_dims)

@@ -6,12 +6,14 @@ of another live batch trace of the same axis (``_AdoptingBatchTrace``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 
 import numpy as np
 
 from .. import tree as tree_util
+from ..fx.axes import vmap_axis
 from ..fx.core import (
     Tensor,
     Tracer,
@@ -33,7 +35,7 @@ class _AdoptingBatchTrace(BatchTrace):
     over the handing trace's tracers, which its parent cannot read."""
 
     def __init__(self, parent, axis_size, adopted):
-        super().__init__(parent, axis_size, adopted.transform_name)
+        super().__init__(parent, axis_size, adopted.transform_name, adopted.axis_name)
         # Adoption is transitive: ``adopted`` may itself stand for another batch trace.
         self.adopted = (adopted, *getattr(adopted, "adopted", ()))
 
@@ -46,22 +48,33 @@ class _AdoptingBatchTrace(BatchTrace):
         return super().unpack([self.adopt(a) for a in args], where)
 
 
-def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None):
+def vmap(
+    fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None, axis_name: str | None = None
+):
     """Vectorizing map: ``fun`` applied along an axis of its arguments, batched.
+
+    ``axis_name`` names the mapped axis for the collectives inside ``fun``
+    (``ft.psum(x, axis_name)`` is then a sum over the batch, as in JAX).
 
     >>> import fntorch as ft
     >>> ft.vmap(lambda r: r.sum())(ft.ones((3, 4))).tolist()
     [4.0, 4.0, 4.0]
+    >>> ft.vmap(lambda r: r / ft.psum(r, "b"), axis_name="b")(ft.asarray([1.0, 3.0])).tolist()
+    [0.25, 0.75]
     """
     check_callable("vmap", "fun", fun)
     if axis_size is not None and (
         isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer)) or axis_size < 0
     ):
         raise ValueError(f"vmap: axis_size must be a non-negative int or None, got {axis_size!r}")
-    return _vmap(fun, in_axes, out_axes, axis_size)
+    if axis_name is not None and not isinstance(axis_name, str):
+        raise TypeError(
+            f"vmap: axis_name must be a str or None, got {type(axis_name).__name__} {axis_name!r}"
+        )
+    return _vmap(fun, in_axes, out_axes, axis_size, axis_name=axis_name)
 
 
-def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None):
+def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None, axis_name=None):
     """``vmap``; with ``_adopt``, a live batch trace whose tracers this one treats as its
     own (``_AdoptingBatchTrace``; the custom-function rules use it)."""
     if isinstance(in_axes, list):
@@ -90,7 +103,7 @@ def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None):
             lambda: _leaf_names(args, "args") + _leaf_names(kwargs, "kwargs"),
         )
         if _adopt is None:
-            trace = BatchTrace(current_trace(), size, "vmap")
+            trace = BatchTrace(current_trace(), size, "vmap", axis_name)
         else:
             trace = _AdoptingBatchTrace(current_trace(), size, _adopt)
         ins = []
@@ -105,7 +118,8 @@ def _vmap(fun, in_axes=0, out_axes=0, axis_size=None, _adopt=None):
             else:
                 ins.append(BatchTracer(trace, x, ax % x.ndim))
         try:
-            with set_current_trace(trace):
+            named = contextlib.nullcontext() if axis_name is None else vmap_axis(axis_name, size)
+            with set_current_trace(trace), named:
                 a = tree_util.unflatten(in_tree, ins[: len(flat)])
                 k = tree_util.unflatten(kw_tree, ins[len(flat) :])
                 out = fun(*a, **k)

@@ -21,13 +21,20 @@ from ..fx.core import ShapedArray, current_trace, set_current_trace
 from ..fx.graph import eval_graph
 from ..ops import _prims_control as pc
 from ..ops import lax
-from .batching import BatchTrace, BatchTracer, batch_rules, bdim_at_front, moveaxis
+from .batching import (
+    BatchTrace,
+    BatchTracer,
+    batch_rules,
+    bdim_at_front,
+    moveaxis,
+    rule_axis_name,
+)
 
 
 def run_batched(g, axis_size: int, vals, dims, force):
     """Evaluates ``g`` on ``vals`` (batch axes ``dims``: 0 or None) under a fresh batch
     trace; returns ``(outs, out_dims)``, outputs batched at 0 (always, where ``force``)."""
-    trace = BatchTrace(current_trace(), axis_size, "vmap")
+    trace = BatchTrace(current_trace(), axis_size, "vmap", rule_axis_name())
     ins = [v if d is None else BatchTracer(trace, v, d) for v, d in zip(vals, dims)]
     try:
         with set_current_trace(trace):

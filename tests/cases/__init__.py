@@ -117,6 +117,7 @@ def broadcastable_shapes(data, n=2, max_dims=3, max_side=4):
 
 def all_cases():
     from . import (
+        collective,
         complex,
         control,
         debug,
@@ -135,6 +136,6 @@ def all_cases():
     # (tests/lowering/test_table.py compiles each kernel primitive's first case).
     groups = (elementwise, structural, indexing, reduce, linalg, decomp, fft, control)
     groups += (complex, decomp_complex)
-    for m in (*groups, debug):
+    for m in (*groups, debug, collective):
         out.extend(getattr(m, "CASES", []))
     return out

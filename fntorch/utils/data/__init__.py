@@ -12,6 +12,7 @@ fetches batches in a thread pool that keeps the order (see ``DataLoader``).
 [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0]]
 """
 
+from . import distributed
 from ._collate import default_collate, default_convert
 from ._dataset import (
     ConcatDataset,

@@ -1,0 +1,3 @@
+"""Scripts run in MPI processes are not tests of their own."""
+
+collect_ignore = ["scripts"]

@@ -1,0 +1,109 @@
+"""The default process group in one process (a group of one, no engine): PyTorch's calls,
+DDP, shard_map's specs, DistributedSampler against PyTorch's, and the errors."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fntorch as ft
+from fntorch.distributed import DistributedError, P
+
+from .mpi_helpers import ROOT, env
+
+
+@pytest.fixture
+def group(monkeypatch):
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "PMI_RANK", "PMI_SIZE"):
+        monkeypatch.delenv(k, raising=False)
+    ft.distributed.init_process_group()
+    yield
+    ft.distributed.destroy_process_group()
+
+
+def test_calls_on_a_group_of_one(group):
+    assert (ft.distributed.get_rank(), ft.distributed.get_world_size()) == (0, 1)
+    assert ft.distributed.get_backend() == "local"
+    buf = ft.nn.Buffer(ft.asarray([1.0, 2.0]))
+    out = ft.distributed.all_reduce(buf, ft.distributed.ReduceOp.AVG)
+    assert out.tolist() == buf.tolist() == [1.0, 2.0]
+    assert ft.distributed.broadcast(ft.arange(3), 0).tolist() == [0, 1, 2]
+    assert ft.distributed.all_gather([None], ft.ones(2))[0].tolist() == [1.0, 1.0]
+    ft.distributed.barrier()
+
+
+def test_all_reduce_compiles_into_a_jit(group):
+    f = ft.jit(lambda x: ft.distributed.all_reduce(x * 2.0))
+    assert f(ft.ones(3)).tolist() == [2.0, 2.0, 2.0]
+    eqns = ft.make_graph(lambda x: ft.distributed.all_reduce(x))(ft.ones(2)).eqns
+    assert [e.primitive.name for e in eqns] == ["psum"]
+
+
+def test_ddp_on_a_group_of_one_leaves_gradients_as_they_are(group):
+    ft.manual_seed(0)
+    lin = ft.nn.Linear(3, 2)
+    model = ft.nn.parallel.DistributedDataParallel(lin, device_ids=[0])
+    assert model.module is lin and list(model.state_dict())[0] == "module.weight"
+    x = ft.asarray(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    model(x).sum().backward()
+    np.testing.assert_allclose(np.asarray(lin.weight.grad), np.tile(x.sum(0), (2, 1)))
+
+
+def test_errors_name_the_call_and_the_fix(monkeypatch):
+    with pytest.raises(DistributedError, match="all_reduce: the default process group is not"):
+        ft.distributed.all_reduce(ft.ones(1))
+    with pytest.raises(DistributedError, match="DistributedDataParallel: the default process"):
+        ft.nn.parallel.DistributedDataParallel(ft.nn.Linear(1, 1))
+    with pytest.raises(ValueError, match="backend must be one of"):
+        ft.distributed.init_process_group("tpu")
+    with pytest.raises(ValueError, match="init_method must be None, 'env://' or 'tcp://"):
+        ft.distributed.init_process_group(init_method="file:///tmp/x")
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    ft.distributed.init_process_group()
+    try:
+        with pytest.raises(DistributedError, match="already initialized"):
+            ft.distributed.init_process_group()
+        with pytest.raises(ValueError, match="src must be a rank in"):
+            ft.distributed.broadcast(ft.ones(1), src=3)
+        with pytest.raises(NotImplementedError, match="only one-dimensional meshes"):
+            ft.distributed.Mesh(("a", "b"))
+        mesh = ft.distributed.Mesh(("data",))
+        f = ft.shard_map(lambda x: x, mesh, in_specs=P("model"), out_specs=P())
+        with pytest.raises(ValueError, match=r"in_specs names axis \['model'\]"):
+            f(ft.ones(2))
+    finally:
+        ft.distributed.destroy_process_group()
+    assert not ft.distributed.is_initialized()
+
+
+def test_mpi_backend_without_mpiexec_says_how_to_launch():
+    pytest.importorskip("mpi4py")
+    code = "import fntorch as ft; ft.distributed.init_process_group('mpi')"
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env(WORLD_SIZE="2", RANK="0"),
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode != 0
+    assert "WORLD_SIZE is 2 but MPI sees 1 process" in r.stderr, r.stderr[-2000:]
+
+
+def test_distributed_sampler_is_pytorchs():
+    torch_dist = pytest.importorskip("torch.utils.data.distributed")
+    from fntorch.utils.data.distributed import DistributedSampler
+
+    for n, replicas, seed, epoch, drop_last, shuffle in [
+        (11, 2, 5, 0, False, True),
+        (11, 3, 7, 2, True, True),
+        (100, 4, 0, 1, False, True),
+        (3, 5, 1, 0, False, True),
+        (10, 3, 0, 0, False, False),
+    ]:
+        for rank in range(replicas):
+            ours = DistributedSampler(range(n), replicas, rank, shuffle, seed, drop_last)
+            theirs = torch_dist.DistributedSampler(
+                range(n), replicas, rank, shuffle, seed, drop_last
+            )
+            ours.set_epoch(epoch)
+            theirs.set_epoch(epoch)
+            assert list(ours) == list(theirs) and len(ours) == len(theirs)
+    with pytest.raises(ValueError, match="invalid rank 2"):
+        DistributedSampler(range(4), num_replicas=2, rank=2)
