@@ -107,7 +107,9 @@ class GradScaler:
     def _scale_one(self, t: Tensor) -> Tensor:
         s = float(self._scale)
         if t.dtype == dt.float32:
-            return t * api.asarray(s, dtype=dt.float32)
+            # ``s`` is a float32 value; as a weak Python scalar it belongs to no device
+            # (a GPU loss is scaled on the GPU) and multiplies in float32
+            return t * s
         return (api.astype(t, dt.float32) * s).astype(t.dtype)
 
     def _grads(self, optimizer):

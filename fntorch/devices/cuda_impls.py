@@ -180,6 +180,7 @@ def _native(cp) -> dict:
         return cp.where(x >= 0, r, e * r)
 
     impls[ew.logistic_p] = logistic
+
     from ..ops._prims_linalg import dot_general_p
 
     impls[dot_general_p] = _dot_general(cp)
@@ -299,11 +300,42 @@ def build_impls(cp, table: dict) -> dict:
     (True, True, False)
     """
     native = _native(cp)
+    for prim in _HOST_ALWAYS:
+        native.pop(prim, None)
     for prim, impl in cpu_impls.items():
-        table[prim] = native.get(prim) or _through_host(cp, impl)
+        host = _through_host(cp, impl)
+        fast = native.get(prim)
+        if fast is not None and prim.name not in _COMPLEX_EXACT:
+            fast = _real_operands_only(fast, host)
+        table[prim] = fast or host
     for prim, impl in native.items():
         table.setdefault(prim, impl)
     return table
+
+
+# CuPy's complex math (thrust's) is not the CPU's at the special values the Array API
+# fixes (infinities and NaNs in either part; numpy's own complex expm1 is replaced on the
+# CPU) and rounds its products and sums differently, and its signbit does not read a
+# NaN's sign: these take the host with complex operands, or always.
+_HOST_ALWAYS = (ew.signbit_p,)
+# The native impls that move or select complex values without arithmetic: exact.
+_COMPLEX_EXACT = frozenset(
+    {
+        "broadcast_in_dim", "concatenate", "copy", "expand_dims", "reshape", "rev",
+        "select_n", "slice", "squeeze", "stop_gradient", "transpose", "iota", "gather",
+        "cond", "scan", "while_loop", "jit_call", "eq", "ne",
+    }
+)  # fmt: skip
+
+
+def _real_operands_only(fast, host):
+    def run(*args, **params):
+        for a in args:
+            if getattr(getattr(a, "dtype", None), "kind", None) == "c":
+                return host(*args, **params)
+        return fast(*args, **params)
+
+    return run
 
 
 def host_primitives(table: dict) -> list[str]:
