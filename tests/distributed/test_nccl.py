@@ -24,6 +24,12 @@ def _gpus() -> int:
 def nccl_group(monkeypatch):
     if _gpus() < 1:
         pytest.skip("no CUDA device")
+    try:  # a CuPy built without NCCL, or an NCCL library it cannot load
+        from cupy.cuda import nccl
+
+        nccl.get_version()
+    except Exception as e:  # noqa: BLE001 - whatever the reason, NCCL is not usable here
+        pytest.skip(f"CuPy's NCCL is not usable here: {type(e).__name__}: {e}")
     for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "PMI_RANK", "PMI_SIZE"):
         monkeypatch.delenv(k, raising=False)
     ft.distributed.init_process_group("nccl")
