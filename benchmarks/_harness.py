@@ -92,6 +92,16 @@ def sized(cpu, gpu):
     return gpu if on_gpu() else cpu
 
 
+def row_shape() -> tuple:
+    """W3's and W4's (rows, row length): 16 MiB of float32 on the CPU, 256 MiB (enough
+    rows to fill every multiprocessor many times) on the GPU.
+
+    >>> row_shape()
+    (4096, 1024)
+    """
+    return sized((4096, 1024), (65536, 1024))
+
+
 def fntorch_array(x):
     """``x`` (numpy) as an fntorch tensor on the run's device.
 

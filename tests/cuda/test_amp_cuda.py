@@ -17,14 +17,6 @@ W = RNG.standard_normal((8, 8)).astype(np.float32)
 T = RNG.integers(0, 8, 4)
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    try:
-        return ft.device("cuda:0")
-    except RuntimeError as e:
-        pytest.skip(f"no CUDA device: {e}")
-
-
 def _f(x, w):
     y = x @ w
     return y, F.softmax(y, dim=-1), F.cross_entropy(y, ft.asarray(T).to(x.device))

@@ -23,14 +23,6 @@ SETTINGS = settings(
 )
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    try:
-        return ft.device("cuda:0")
-    except RuntimeError as e:
-        pytest.skip(f"no CUDA device: {e}")
-
-
 def _host(t):
     return np.asarray(t.to("cpu"))
 

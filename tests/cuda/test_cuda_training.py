@@ -13,14 +13,6 @@ from tests.devices.training import assert_same, train_digits, train_gpt  # noqa:
 pytestmark = pytest.mark.cuda
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    try:
-        return ft.device("cuda:0")
-    except RuntimeError as e:
-        pytest.skip(f"no CUDA device: {e}")
-
-
 @pytest.mark.parametrize("compiled", [False, True], ids=["tape", "ft.compile"])
 @pytest.mark.parametrize("train", [train_digits, train_gpt], ids=["digits_cnn", "gpt"])
 def test_training_steps_on_the_gpu_equal_the_cpu(gpu, train, compiled):
@@ -31,7 +23,8 @@ def test_training_steps_on_the_gpu_equal_the_cpu(gpu, train, compiled):
 def test_cuda_queries(gpu):
     assert ft.cuda.is_available() and ft.cuda.device_count() >= 1
     assert ft.cuda.current_device() == 0
-    assert "NVIDIA" in ft.cuda.get_device_name() or ft.cuda.get_device_name()
+    name = ft.cuda.get_device_name()
+    assert isinstance(name, str) and name.strip(), name
     major, minor = ft.cuda.get_device_capability()
     assert major >= 5 and minor >= 0
     before = ft.cuda.memory_allocated()
