@@ -71,7 +71,10 @@ def relu(input, inplace: bool = False):  # noqa: A002
     >>> ft.nn.functional.relu(ft.asarray([-1.0, 2.0])).tolist()
     [0.0, 2.0]
     """
-    return _api.relu(input)
+    return _relu(input)
+
+
+_relu = _fused(_api.relu)
 
 
 def relu6(input, inplace: bool = False):  # noqa: A002
