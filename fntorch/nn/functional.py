@@ -253,6 +253,11 @@ def dropout(input, p: float = 0.5, *args, key=None, training=None, inplace=False
         from ..random._torch_style import draw_key
 
         key = draw_key()
+    return _dropout(x, key, p=p)
+
+
+@_fused
+def _dropout(x, key, p):
     keep = _random.bernoulli(key, 1.0 - p, x.shape)
     return _api.where(keep, x / (1.0 - p), _api.zeros_like(x))
 
