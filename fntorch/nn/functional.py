@@ -364,11 +364,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
     """
     if not training:
         return _batch_norm_eval(input, running_mean, running_var, weight, bias, eps=eps)
-    y, mean, var = _batch_norm_train(input, weight, bias, eps=eps)
-    if running_mean is not None:
-        new_mean, new_var = _running(input, mean, var, running_mean, running_var, momentum)
-        _update(running_mean, new_mean)
-        _update(running_var, new_var)
+    if running_mean is None:
+        return _batch_norm_train(input, weight, bias, eps=eps)[0]
+    if not isinstance(momentum, Tensor):  # an operand, not a setting: it may vary per call
+        momentum = _api.asarray(momentum, dtype=running_mean.dtype)
+    y, new_mean, new_var = _batch_norm_train_running(
+        input, weight, bias, running_mean, running_var, momentum, eps=eps
+    )
+    _update(running_mean, new_mean)
+    _update(running_var, new_var)
     return y
 
 
@@ -387,6 +391,13 @@ def _batch_norm_train(input, weight, bias, eps):  # noqa: A002
     mean = _api.mean(input, axis=axes)
     var = _api.var(input, axis=axes)
     return _normalize(input, mean, var, weight, bias, eps), mean, var
+
+
+@_fused
+def _batch_norm_train_running(input, weight, bias, running_mean, running_var, momentum, eps):  # noqa: A002
+    """The normalized batch and the new running statistics."""
+    y, mean, var = _batch_norm_train.fun(input, weight, bias, eps)
+    return y, *_running(input, mean, var, running_mean, running_var, momentum)
 
 
 _batch_norm_eval = _fused(_normalize)
