@@ -25,6 +25,7 @@ from ..ops._prims_linalg import (
     reduce_window_min_p,
     reduce_window_sum_p,
 )
+from . import cpu_blas
 from ._device import cpu_impls
 
 # numpy has no fast (or, for bfloat16, any) matmul for half floats: compute in float32.
@@ -63,9 +64,9 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, preferred_element_type):
         # runs k=1 through a slow non-BLAS loop; a broadcast multiply streams it.
         res = np.multiply(a, b.reshape(bsz, 1, n))
     elif bsz == 1:
-        res = np.matmul(a[0], b[0])
+        res = cpu_blas.matmul(a[0], b[0])
     else:
-        res = np.matmul(a, b)
+        res = cpu_blas.matmul(a, b)
     return res.reshape(out_shape).astype(out_dtype, copy=False)
 
 
@@ -137,7 +138,7 @@ def _conv_impl(
         cols = np.transpose(cols, (0, 4, 1, 2, 3, 5))
     patches = cols.reshape(b * g, (n // b) * npos, ntap * ci)
     kernel = np.moveaxis(rhs.astype(cdt, copy=False), 1, -1).reshape(b * g, o // (b * g), -1)
-    res = np.matmul(patches, np.swapaxes(kernel, 1, 2))  # (groups, N/B * P, O/groups)
+    res = cpu_blas.matmul(patches, np.swapaxes(kernel, 1, 2))  # (groups, N/B * P, O/groups)
     res = res.reshape(b, g, n // b, *osp, o // (b * g))
     res = np.transpose(res, (2, 0, 1, 3 + nsp, *range(3, 3 + nsp)))
     return np.ascontiguousarray(res.reshape(out_shape)).astype(lhs.dtype, copy=False)
