@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from ..fx.cell import Cell, traced_write_error
 from ..fx.core import ShapedArray, Tracer, _new_tensor, get_aval  # noqa: F401 (the doctests use it)
 
@@ -134,6 +136,18 @@ class CellSignature:
         self.grads = [(weakref.ref(c), present) for c, present in grads]
         self.n_out = len(outputs) + sum(p for _, p in grads)
 
+    def reads_taped(self) -> bool:
+        """Whether the entry reads a cell the autograd tape records now (a parameter that
+        requires grad, in grad mode) and runs no backward of its own (touches no
+        ``.grad``): a call of it must go on the tape, as ``ft.compile(module)``'s do."""
+        if self.grads:
+            return False
+        for kind, ref, _, _ in self.inputs:
+            c = ref()
+            if kind == "cell" and c is not None and c._taped:
+                return True
+        return False
+
     def buffers(self) -> list | None:
         """The cells' current buffers, or None when one no longer matches its trace (its
         shape or dtype changed, or it is gone and was not made by the trace)."""
@@ -151,6 +165,10 @@ class CellSignature:
                 b = c.grad._value
             else:
                 b = c._buf
+            if type(b) is not np.ndarray and isinstance(b, np.generic):
+                # an eager 0-d result (BatchNorm's num_batches_tracked + 1): a kernel
+                # reads an array's data, never a numpy scalar's
+                b = np.asarray(b)
             if tuple(b.shape) != aval.shape or b.dtype != aval.dtype:
                 return None
             out.append(b)
