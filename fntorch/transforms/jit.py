@@ -267,8 +267,6 @@ class JitFunction(_ArgumentKeys):
                 return self._call_traced(args, kwargs)
         entry, extra = self._lookup(key)
         if entry is not None:
-            if entry.cells is not None and entry.cells.reads_taped():
-                return self._call_traced(args, kwargs)  # a model's forward in grad mode
             self.stats["hits"] += 1
             return self._run(entry, bufs, leaves, extra)
         with self._compile_lock:  # threads calling at once trace and compile once
@@ -277,8 +275,6 @@ class JitFunction(_ArgumentKeys):
             if fresh:
                 entry = self._compile(key, args, kwargs, split)
                 extra = entry.cells.buffers() if entry.cells is not None else ()
-        if entry.cells is not None and entry.cells.reads_taped():
-            return self._call_traced(args, kwargs)
         if not fresh:
             self.stats["hits"] += 1
             return self._run(entry, bufs, leaves, extra)

@@ -136,18 +136,6 @@ class CellSignature:
         self.grads = [(weakref.ref(c), present) for c, present in grads]
         self.n_out = len(outputs) + sum(p for _, p in grads)
 
-    def reads_taped(self) -> bool:
-        """Whether the entry reads a cell the autograd tape records now (a parameter that
-        requires grad, in grad mode) and runs no backward of its own (touches no
-        ``.grad``): a call of it must go on the tape, as ``ft.compile(module)``'s do."""
-        if self.grads:
-            return False
-        for kind, ref, _, _ in self.inputs:
-            c = ref()
-            if kind == "cell" and c is not None and c._taped:
-                return True
-        return False
-
     def buffers(self) -> list | None:
         """The cells' current buffers, or None when one no longer matches its trace (its
         shape or dtype changed, or it is gone and was not made by the trace)."""
