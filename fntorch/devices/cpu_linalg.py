@@ -88,8 +88,10 @@ def _dilate_and_pad(x, dilation, padding, fill, axes_from: int):
         x = y
     # Pad first, then crop: lo and hi act independently (a crop may eat into padding).
     pads = [(0, 0)] * axes_from + [(max(0, lo), max(0, hi)) for lo, hi in padding]
-    if any(p != (0, 0) for p in pads):
-        x = np.pad(x, pads, constant_values=fill)
+    if any(p != (0, 0) for p in pads):  # np.pad's Python costs ~40 us a call
+        y = np.full([n + lo + hi for n, (lo, hi) in zip(x.shape, pads)], fill, x.dtype)
+        y[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, pads))] = x
+        x = y
     crop = (slice(None),) * axes_from + tuple(
         slice(max(0, -lo), s - max(0, -hi)) for (lo, hi), s in zip(padding, x.shape[axes_from:])
     )
