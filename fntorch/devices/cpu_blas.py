@@ -11,16 +11,13 @@ beside the spinning worker. So a product below ``ONE_THREAD_MACS`` runs with Ope
 set to one thread: it saves less by threading than the spinning costs after it, in eager
 impls and compiled programs alike (see ``matmul``).
 
-Larger products are split into blocks of rows (or of a batch) over fntorch's own
-threads (``cpu_threads.run_split``), each block on one BLAS thread. On a quiet machine
-that is about as fast as OpenBLAS's own threads (each block packs the shared operand
-again, which OpenBLAS's threaded gemm does once: W5's (128, 784) x (784, 512) took
-565-784 us threaded by OpenBLAS and 633-811 us in two row blocks). When other
-processes hold the cores it is far faster: OpenBLAS's threads wait at barriers for a
-worker that runs late, while ``run_split`` lets the caller take every block a late
-worker has not claimed. W11's compiled step under a neighbour's test run took a median
-of 846 ms with OpenBLAS's threads and 196 ms split (A/B in one process); its eager step
-1,271 and 180 ms.
+Larger products keep OpenBLAS's threads. Splitting them into row blocks over fntorch's
+own threads (``cpu_threads.run_split``, one BLAS thread per block) was tried: it held
+up better when other processes held the cores (W11's compiled step, a median of 132 ms
+against 402 ms with OpenBLAS's threads at a load of 1.5), but on a quieter machine it
+lost (W11 90 against 64 ms, W5 6.5 against 4.5 ms, W9 25 against 11 ms: each block packs
+the shared operand again, and a threaded OpenBLAS call by anyone else in the process,
+numpy's own, leaves its workers spinning on the core the second block needs).
 
 The thread count is set through the two functions OpenBLAS exports for it, found in the
 OpenBLAS library numpy loaded, and restored after each product, so numpy calls outside
@@ -39,8 +36,6 @@ import os
 import threading
 
 import numpy as np
-
-from . import cpu_threads
 
 __all__ = ["Products"]
 
@@ -156,50 +151,11 @@ def matmul(a, b, out=None):
     >>> matmul(a, a.T)[0].tolist()
     [3.0, 3.0, 3.0, 3.0]
     """
-    if _openblas() is None:
-        return np.matmul(a, b, out=out)
     macs = a.shape[-1] * (out.size if out is not None else _out_size(a, b))
-    if macs >= ONE_THREAD_MACS and SPLIT_LARGE[0]:
-        parts = cpu_threads.get_num_threads()
-        axis = _split_axis(a, b) if parts > 1 else None
-        if axis is not None:
-            return _split_matmul(a, b, out, axis, parts)
-    if macs >= ONE_THREAD_MACS:
+    if macs >= ONE_THREAD_MACS or _openblas() is None:
         return np.matmul(a, b, out=out)
     with _one_thread:
         return np.matmul(a, b, out=out)
-
-
-SPLIT_LARGE = [True]
-
-
-def _split_axis(a, b):
-    """The axis of ``a`` (and the result) a large product is split along: the rows of a
-    matrix times a matrix, the batch of two equal batches; None for other shapes."""
-    if b.ndim == 2 and a.ndim >= 2:
-        return a.ndim - 2 if a.ndim == 2 else 0
-    if a.ndim == b.ndim == 3 and a.shape[0] == b.shape[0]:
-        return 0
-    return None
-
-
-def _split_matmul(a, b, out, axis, parts):
-    """A large product in blocks of ``a``'s ``axis`` over fntorch's threads, each block
-    on one BLAS thread (see the module's docstring)."""
-    if out is None:
-        out = np.empty(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
-                       if b.ndim > 2 else a.shape[:-1] + (b.shape[-1],),
-                       np.result_type(a.dtype, b.dtype))  # fmt: skip
-    lead = (slice(None),) * axis
-    batched = axis == 0 and b.ndim == 3
-
-    def block(_key, lo, hi):
-        rows = lead + (slice(lo, hi),)
-        np.matmul(a[rows], b[lo:hi] if batched else b, out=out[rows])
-
-    with _one_thread:
-        cpu_threads.run_split(block, 0, a.shape[axis], parts)
-    return out
 
 
 def _out_size(a, b) -> int:

@@ -1,6 +1,6 @@
 """Matrix products of compiled programs and eager impls (``devices/cpu_blas.py``): small
-ones run on one BLAS thread, large ones in blocks over fntorch's threads (each block on
-one BLAS thread), with numpy's setting restored after each."""
+ones run on one BLAS thread, large ones on OpenBLAS's threads, with numpy's setting
+restored after each."""
 
 import threading
 
@@ -47,17 +47,14 @@ def test_small_product_runs_on_one_thread_and_restores(monkeypatch):
         return np.dot(a, b, out=out)
 
     monkeypatch.setattr(blas.np, "matmul", spy)
-    monkeypatch.setattr(blas.cpu_threads, "get_num_threads", lambda: 2)
     a, b = np.ones((8, 8), np.float32), np.ones((8, 8), np.float32)
     _products().matmul(a, b, np.empty((8, 8), np.float32))
     _products(one_thread=False).matmul(a, b, np.empty((8, 8), np.float32))
     assert seen == [(1, (8, 8)), (1, (8, 8))]
     seen.clear()
     big = np.ones((512, 256), np.float32), np.ones((256, 256), np.float32)
-    out = np.zeros((512, 256), np.float32)
-    _products().matmul(*big, out)  # 2^25 multiply-adds: in row blocks
-    assert {t for t, _ in seen} == {1} and sum(s[0] for _, s in seen) == 512
-    np.testing.assert_array_equal(out, np.full((512, 256), 256.0, np.float32))
+    _products().matmul(*big, np.empty((512, 256), np.float32))  # 2^25 multiply-adds
+    assert seen == [(before, (512, 256))]
     assert _threads() == before
 
 
