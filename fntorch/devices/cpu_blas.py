@@ -1,5 +1,4 @@
-"""Matrix products for compiled programs: small ones on one BLAS thread where a kernel
-split over fntorch's threads needs the cores.
+"""Matrix products for compiled programs and eager impls: small ones on one BLAS thread.
 
 OpenBLAS threads a product above ~2^18 multiply-adds, and after every threaded call its
 worker threads spin (``sched_yield`` in a loop) for about 2^28 cycles, ~0.1 s, waiting
@@ -9,15 +8,16 @@ the one large product is (128, 784) x (784, 64); threaded, it took 91-105 us aga
 151-169 us on one thread, but the whole W6 call took 1.53-1.93 ms with it threaded
 against 1.14-1.47 ms with it on one thread: the large kernel after the product runs
 beside the spinning worker. So a product below ``ONE_THREAD_MACS`` runs with OpenBLAS
-set to one thread: it saves less by threading than the spinning costs after it. Only
-programs that split a kernel over fntorch's threads do this (see ``Products``).
+set to one thread: it saves less by threading than the spinning costs after it, in eager
+impls and compiled programs alike (see ``matmul``).
 
-Larger products keep OpenBLAS's threads. Splitting them over fntorch's own threads
-instead (one thread pool, BLAS single-threaded in each part) measured no faster: each
-part packs the shared operand again, which OpenBLAS's threaded gemm does once. W5's
-(128, 784) x (784, 512) took 565-784 us threaded by OpenBLAS and 633-811 us in two row
-or column blocks; W6's product took 194-200 us in two row blocks, slower than on one
-thread.
+Larger products keep OpenBLAS's threads. Splitting them into row blocks over fntorch's
+own threads (``cpu_threads.run_split``, one BLAS thread per block) was tried: it held
+up better when other processes held the cores (W11's compiled step, a median of 132 ms
+against 402 ms with OpenBLAS's threads at a load of 1.5), but on a quieter machine it
+lost (W11 90 against 64 ms, W5 6.5 against 4.5 ms, W9 25 against 11 ms: each block packs
+the shared operand again, and a threaded OpenBLAS call by anyone else in the process,
+numpy's own, leaves its workers spinning on the core the second block needs).
 
 The thread count is set through the two functions OpenBLAS exports for it, found in the
 OpenBLAS library numpy loaded, and restored after each product, so numpy calls outside
@@ -113,12 +113,11 @@ _one_thread = _OneThread()
 
 
 class Products:
-    """The matrix products of one compiled program. ``one_thread`` (set when the program
-    is built) is whether its small products run on one BLAS thread: true when the
-    program splits a kernel over fntorch's threads, the ones OpenBLAS's spinning workers
-    would take a core from. A program of small kernels has no such kernel to protect, so
-    it keeps OpenBLAS's threads (W8's scanned RNN, 256 x 256 products and kernels of 8K
-    elements, took 20.6-23.3 ms a call either way, A/B in one process).
+    """The matrix products of one compiled program: ``matmul``'s, small ones on one BLAS
+    thread. ``one_thread`` (set when the program is built: whether it splits a kernel
+    over fntorch's threads) once chose that; small products now always run on one
+    thread (see ``matmul``; W8's scanned RNN, 256 x 256 products, took 20.6-23.3 ms a
+    call either way, A/B in one process).
 
     >>> p = Products(); p.one_thread = True
     >>> a = np.ones((4, 3), np.float32)
@@ -132,9 +131,35 @@ class Products:
         self.one_thread = False
 
     def matmul(self, a, b, out):
-        """``np.matmul(a, b, out=out)``, on one BLAS thread when ``one_thread`` and the
-        product is small (see the module's docstring); returns ``out``."""
-        if not self.one_thread or out.size * a.shape[-1] >= ONE_THREAD_MACS or _openblas() is None:
-            return np.matmul(a, b, out=out)
-        with _one_thread:
-            return np.matmul(a, b, out=out)
+        """``np.matmul(a, b, out=out)``, on one BLAS thread when the product is small
+        (see the module's docstring and ``matmul``); returns ``out``."""
+        return matmul(a, b, out)
+
+
+def matmul(a, b, out=None):
+    """``np.matmul(a, b, out=out)``, on one BLAS thread when the product is below
+    ``ONE_THREAD_MACS`` multiply-adds, for eager impls and compiled programs alike.
+
+    Beyond the spinning after a call (above), OpenBLAS's threaded gemm waits at barriers
+    for its workers: when other processes hold the cores, a worker runs late and every
+    small product waits for it. On the 2-core machine under a neighbour's test run the
+    digits CNN's compiled epoch (products of 0.1M-5M multiply-adds) took 0.7 s with
+    OpenBLAS's threads and 0.1 s with one; when the machine is quiet, one thread is as
+    fast for these sizes.
+
+    >>> a = np.ones((4, 3), np.float32)
+    >>> matmul(a, a.T)[0].tolist()
+    [3.0, 3.0, 3.0, 3.0]
+    """
+    macs = a.shape[-1] * (out.size if out is not None else _out_size(a, b))
+    if macs >= ONE_THREAD_MACS or _openblas() is None:
+        return np.matmul(a, b, out=out)
+    with _one_thread:
+        return np.matmul(a, b, out=out)
+
+
+def _out_size(a, b) -> int:
+    if a.ndim < 2 or b.ndim < 2:
+        return max(a.size // max(a.shape[-1], 1), 1) * (b.shape[-1] if b.ndim > 1 else 1)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return int(np.prod(batch, dtype=np.int64)) * a.shape[-2] * b.shape[-1]

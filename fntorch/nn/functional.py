@@ -21,6 +21,7 @@ from ..fx.autocast import autocast_op as _autocast_op
 from ..fx.core import Tensor
 from ..ops import api as _api
 from ..ops import lax as _lax
+from ._fused import fused as _fused
 
 __all__ = [
     "linear", "relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus",
@@ -56,6 +57,11 @@ def linear(input, weight, bias=None):  # noqa: A002 - PyTorch's names
     >>> ft.nn.functional.linear(ft.ones((1, 2)), ft.ones((3, 2))).tolist()
     [[2.0, 2.0, 2.0]]
     """
+    return _linear(input, weight, bias)
+
+
+@_fused
+def _linear(input, weight, bias):  # noqa: A002
     y = _api.matmul(input, _api.matrix_transpose(weight))
     return y if bias is None else y + bias
 
@@ -67,7 +73,10 @@ def relu(input, inplace: bool = False):  # noqa: A002
     >>> ft.nn.functional.relu(ft.asarray([-1.0, 2.0])).tolist()
     [0.0, 2.0]
     """
-    return _api.relu(input)
+    return _relu(input)
+
+
+_relu = _fused(_api.relu)
 
 
 def relu6(input, inplace: bool = False):  # noqa: A002
@@ -110,7 +119,12 @@ def gelu(input, approximate: str = "none"):  # noqa: A002
     """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return _api.gelu(input, approximate=approximate == "tanh")
+    return _gelu(input, approximate=approximate == "tanh")
+
+
+@_fused
+def _gelu(input, approximate):  # noqa: A002
+    return _api.gelu(input, approximate=approximate)
 
 
 def silu(input, inplace: bool = False):  # noqa: A002
@@ -245,6 +259,11 @@ def dropout(input, p: float = 0.5, *args, key=None, training=None, inplace=False
         from ..random._torch_style import draw_key
 
         key = draw_key(device=x.device)
+    return _dropout(x, key, p=p)
+
+
+@_fused
+def _dropout(x, key, p):
     keep = _random.bernoulli(key, 1.0 - p, x.shape)
     return _api.where(keep, x / (1.0 - p), _api.zeros_like(x))
 
@@ -292,6 +311,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     [-1.0, 1.0]
     """
     k = len(_tuple(normalized_shape, 1))
+    return _layer_norm(input, weight, bias, k=k, eps=eps)
+
+
+@_fused
+def _layer_norm(input, weight, bias, k, eps):  # noqa: A002
     axes = tuple(range(-k, 0))
     mean = _api.mean(input, axis=axes, keepdims=True)
     var = _api.var(input, axis=axes, keepdims=True)
@@ -346,21 +370,45 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
     >>> [round(v, 4) for v in F.batch_norm(x, None, None, training=True).flatten().tolist()]
     [-1.0, 1.0]
     """
-    axes = (0,) + tuple(range(2, input.ndim))
+    if not training:
+        return _batch_norm_eval(input, running_mean, running_var, weight, bias, eps=eps)
+    if running_mean is None:
+        return _batch_norm_train(input, weight, bias, eps=eps)[0]
+    if not isinstance(momentum, Tensor):  # an operand, not a setting: it may vary per call
+        momentum = _api.asarray(momentum, dtype=running_mean.dtype)
+    y, new_mean, new_var = _batch_norm_train_running(
+        input, weight, bias, running_mean, running_var, momentum, eps=eps
+    )
+    _update(running_mean, new_mean)
+    _update(running_var, new_var)
+    return y
+
+
+def _normalize(input, mean, var, weight, bias, eps):  # noqa: A002
     shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
-    if training:
-        mean = _api.mean(input, axis=axes)
-        var = _api.var(input, axis=axes)
-        if running_mean is not None:
-            new_mean, new_var = _running(input, mean, var, running_mean, running_var, momentum)
-            _update(running_mean, new_mean)
-            _update(running_var, new_var)
-    else:
-        mean, var = running_mean, running_var
     y = (input - _api.reshape(mean, shape)) * _api.rsqrt(_api.reshape(var, shape) + eps)
     if weight is not None:
         y = y * _api.reshape(weight, shape)
     return y if bias is None else y + _api.reshape(bias, shape)
+
+
+@_fused
+def _batch_norm_train(input, weight, bias, eps):  # noqa: A002
+    """The normalized batch, and the batch's mean and (biased) variance per channel."""
+    axes = (0,) + tuple(range(2, input.ndim))
+    mean = _api.mean(input, axis=axes)
+    var = _api.var(input, axis=axes)
+    return _normalize(input, mean, var, weight, bias, eps), mean, var
+
+
+@_fused
+def _batch_norm_train_running(input, weight, bias, running_mean, running_var, momentum, eps):  # noqa: A002
+    """The normalized batch and the new running statistics."""
+    y, mean, var = _batch_norm_train.fun(input, weight, bias, eps)
+    return y, *_running(input, mean, var, running_mean, running_var, momentum)
+
+
+_batch_norm_eval = _fused(_normalize)
 
 
 def _batch_norm_running_stats(input, running_mean, running_var, momentum):  # noqa: A002
@@ -405,11 +453,17 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nsp):  # noqa:
             raise ValueError(f"conv: padding must be 'valid', 'same' or ints, got {padding!r}")
     else:
         pads = tuple((p, p) for p in _tuple(padding, nsp))
+    return _conv_bias(input, weight, bias, stride=stride, pads=pads, dilation=dilation,
+                      groups=groups)  # fmt: skip
+
+
+@_fused
+def _conv_bias(input, weight, bias, stride, pads, dilation, groups):  # noqa: A002
     y = _lax.conv_general_dilated(
         input, weight, stride, pads, rhs_dilation=dilation, feature_group_count=groups
     )
     if bias is not None:
-        y = y + _api.reshape(bias, (1, -1) + (1,) * nsp)
+        y = y + _api.reshape(bias, (1, -1) + (1,) * (input.ndim - 2))
     return y
 
 
@@ -457,6 +511,11 @@ def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indic
         raise NotImplementedError("max_pool(return_indices=True)")
     win, strides, pads = _pool_args(x, kernel_size, stride, padding, nsp, ceil_mode)
     dil = (1,) * (x.ndim - nsp) + _tuple(dilation, nsp)
+    return _window_max(x, win=win, strides=strides, pads=pads, dil=dil)
+
+
+@_fused
+def _window_max(x, win, strides, pads, dil):
     return _lax.reduce_window_max(x, win, strides, pads, window_dilation=dil)
 
 

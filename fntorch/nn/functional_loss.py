@@ -14,6 +14,7 @@ from ..fx import dtypes as _dt
 from ..fx.autocast import autocast_op as _autocast_op
 from ..fx.core import Tensor
 from ..ops import api as _api
+from ._fused import fused as _fused
 
 __all__ = [
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
@@ -78,9 +79,16 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     >>> float(F.cross_entropy(ft.asarray([[0.0, 100.0]]), ft.asarray([1])))
     0.0
     """
+    return _cross_entropy(
+        input, _t(target), weight,
+        ignore_index=ignore_index, reduction=reduction, label_smoothing=label_smoothing,
+    )  # fmt: skip
+
+
+@_fused
+def _cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing):  # noqa: A002
     c_axis = 1 if input.ndim > 1 else 0
     logp = _api.log_softmax(input, axis=c_axis)
-    target = _t(target)
     n_classes = input.shape[c_axis]
     shape = [1] * input.ndim
     shape[c_axis] = n_classes
@@ -228,8 +236,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     >>> ft.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).shape
     (1, 2, 4)
     """
-    L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if dropout_p > 0.0:
+        return _attention(query, key, value, attn_mask, dropout_p=dropout_p,
+                          is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)  # fmt: skip
+    return _fused_attention(query, key, value, attn_mask, dropout_p=0.0, is_causal=is_causal,
+                            scale=scale, enable_gqa=enable_gqa)  # fmt: skip
+
+
+def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    L, S = query.shape[-2], key.shape[-2]
     if enable_gqa and query.shape[-3] != key.shape[-3]:
         rep = query.shape[-3] // key.shape[-3]
         key = _api.repeat(key, rep, axis=-3)
@@ -249,3 +265,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
         weights = dropout(weights, dropout_p, True)
     return _api.matmul(weights, value)
+
+
+_fused_attention = _fused(_attention)

@@ -36,10 +36,9 @@ from ..fx.core import get_aval
 from ..fx.device import device_of_operand, get_default_device, universal_impls
 from ..fx.graph import eval_graph
 from ..ops import _prims_control as pc
-from .ad import Zero, is_undefined_primal, jvp_rules, tangent_aval, transpose_rules, zeros
+from .ad import Zero, is_undefined_primal, jvp_rules, tangent_aval, transpose_rules
 from .batching import batch_rules, rule_axis_name
 from .jvp_control import _eval_linear, _is_float, _nonzero, _split_jvp, transpose_graph
-from .jvp_control import _zeros_like_aval as _zeros_like
 from .vmap_control import _at_front, batch_graph
 
 call_p = pc.call_p
@@ -132,27 +131,41 @@ def _call_transpose(cts, *args, graph, name):
     linear = tuple(is_undefined_primal(a) for a in args)
     known = [a for a, m in zip(args, linear) if not m]
     out_avals = graph.out_avals
-    keep = [_is_float(a) for a in out_avals]
-    ct_in = [_zeros_like(a) if type(c) is Zero else c for c, a, k in zip(cts, out_avals, keep) if k]
+    # Outputs whose cotangent is a symbolic zero stay zero in the transposed graph (not a
+    # zeros buffer): inputs that reach only them get a symbolic zero back.
+    keep = tuple(_is_float(a) and type(c) is not Zero for c, a in zip(cts, out_avals))
+    ct_in = [c for c, k in zip(cts, keep) if k]
 
     def transposed():
-        lin_avals = [tangent_aval(a) for a, m in zip(graph.in_avals, linear) if m]
         avals = [a for a, m in zip(graph.in_avals, linear) if not m]
         avals += [tangent_aval(a) for a, k in zip(out_avals, keep) if k]
         n_known = len(avals) - len(ct_in)
+
+        reached = []  # per linear input: whether its cotangent is not structurally zero
 
         def fun(*xs):
             cs = iter(xs[n_known:])
             full = [next(cs) if k else Zero(tangent_aval(a)) for a, k in zip(out_avals, keep)]
             got = transpose_graph(graph, list(linear), list(xs[:n_known]), full)
-            return [zeros(a) if type(c) is Zero else c for c, a in zip(got, lin_avals)], None
+            reached[:] = [type(c) is not Zero for c in got]
+            return [c for c in got if type(c) is not Zero], None
 
         tg, consts, _ = pc.closed_graph(fun, avals, name="transpose")
-        return tg, consts
+        return tg, consts, tuple(reached)
 
-    tg, tconsts = _memo(graph, ("transpose", linear), transposed)
-    res = iter(call_p.bind(*tconsts, *known, *ct_in, graph=tg, name=name))
-    return [next(res) if m else None for m in linear]
+    tg, tconsts, reached = _memo(graph, ("transpose", linear, keep), transposed)
+    # An input no output depends on gets a symbolic zero, not a zeros buffer: the tape
+    # leaves such a cell's ``.grad`` None, as PyTorch does.
+    res = iter(call_p.bind(*tconsts, *known, *ct_in, graph=tg, name=name) if any(reached) else ())
+    lin = iter(zip(reached, (a for a, m in zip(args, linear) if m)))
+    out = []
+    for m in linear:
+        if not m:
+            out.append(None)
+            continue
+        r, a = next(lin)
+        out.append(next(res) if r else Zero(tangent_aval(a.aval)))
+    return out
 
 
 transpose_rules[call_p] = _call_transpose

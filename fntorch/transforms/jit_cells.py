@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from ..fx.cell import Cell, traced_write_error
 from ..fx.core import ShapedArray, Tracer, _new_tensor, get_aval  # noqa: F401 (the doctests use it)
 
@@ -151,6 +153,10 @@ class CellSignature:
                 b = c.grad._value
             else:
                 b = c._buf
+            if type(b) is not np.ndarray and isinstance(b, np.generic):
+                # an eager 0-d result (BatchNorm's num_batches_tracked + 1): a kernel
+                # reads an array's data, never a numpy scalar's
+                b = np.asarray(b)
             if tuple(b.shape) != aval.shape or b.dtype != aval.dtype:
                 return None
             out.append(b)

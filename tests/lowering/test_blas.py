@@ -1,6 +1,6 @@
-"""Compiled programs' matrix products (``lowering/blas.py``): in programs that split a
-kernel over threads, small ones run on one BLAS thread, with numpy's setting restored
-after each."""
+"""Matrix products of compiled programs and eager impls (``devices/cpu_blas.py``): small
+ones run on one BLAS thread, large ones on OpenBLAS's threads, with numpy's setting
+restored after each."""
 
 import threading
 
@@ -43,16 +43,18 @@ def test_small_product_runs_on_one_thread_and_restores(monkeypatch):
     seen = []
 
     def spy(a, b, out):
-        seen.append(_threads())
+        seen.append((_threads(), a.shape))
         return np.dot(a, b, out=out)
 
     monkeypatch.setattr(blas.np, "matmul", spy)
     a, b = np.ones((8, 8), np.float32), np.ones((8, 8), np.float32)
     _products().matmul(a, b, np.empty((8, 8), np.float32))
+    _products(one_thread=False).matmul(a, b, np.empty((8, 8), np.float32))
+    assert seen == [(1, (8, 8)), (1, (8, 8))]
+    seen.clear()
     big = np.ones((512, 256), np.float32), np.ones((256, 256), np.float32)
     _products().matmul(*big, np.empty((512, 256), np.float32))  # 2^25 multiply-adds
-    _products(one_thread=False).matmul(a, b, np.empty((8, 8), np.float32))
-    assert seen == [1, before, before]
+    assert seen == [(before, (512, 256))]
     assert _threads() == before
 
 
@@ -95,6 +97,17 @@ def test_programs_with_threaded_kernels_use_one_blas_thread():
     flags = [s.products.one_thread for s in (_built(big), _built(small))]
     assert flags == [True, False]
     assert _threads() == before
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape", [((1024, 128), (128, 512)), ((4, 1024, 128), (128, 512)),
+                         ((64, 256, 128), (64, 128, 256)), ((8, 300, 700), (1, 700, 100))],
+)  # fmt: skip
+def test_large_products_equal_numpy(a_shape, b_shape):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = rng.standard_normal(b_shape).astype(np.float32)
+    np.testing.assert_allclose(blas.matmul(a, b), a @ b, rtol=1e-4, atol=1e-3)
 
 
 def test_without_openblas_calls_numpy(monkeypatch):

@@ -41,7 +41,11 @@ def test_grad_of_a_module_is_its_parameters_and_none_for_buffers(train):
     assert [n for n, _ in g.named_parameters()] == [n for n, _ in model.named_parameters()]
     _loss(model, x).backward()
     for (name, p), (_, d) in zip(model.named_parameters(), g.named_parameters()):
-        np.testing.assert_allclose(np.asarray(d), np.asarray(p.grad), rtol=1e-5, err_msg=name)
+        # lin.bias feeds BatchNorm in training: its gradient is zero up to rounding, which
+        # differs between the tape's compiled composites and grad's inline primitives.
+        np.testing.assert_allclose(
+            np.asarray(d), np.asarray(p.grad), rtol=1e-5, atol=1e-7, err_msg=name
+        )
 
 
 def test_grad_does_not_differentiate_buffers_that_the_output_depends_on():
