@@ -375,7 +375,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
     if running_mean is None:
         return _batch_norm_train(input, weight, bias, eps=eps)[0]
     if not isinstance(momentum, Tensor):  # an operand, not a setting: it may vary per call
-        momentum = _api.asarray(momentum, dtype=running_mean.dtype)
+        momentum = _api.asarray(momentum, dtype=running_mean.dtype, device=running_mean.device)
     y, new_mean, new_var = _batch_norm_train_running(
         input, weight, bias, running_mean, running_var, momentum, eps=eps
     )
