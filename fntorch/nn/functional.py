@@ -21,6 +21,7 @@ from ..fx.autocast import autocast_op as _autocast_op
 from ..fx.core import Tensor
 from ..ops import api as _api
 from ..ops import lax as _lax
+from ..ops._api_linalg_norms import vector_norm as _vector_norm
 from ._fused import fused as _fused
 
 __all__ = [
@@ -271,20 +272,44 @@ def _dropout(x, key, p):
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # noqa: A002
               scale_grad_by_freq=False, sparse=False):  # fmt: skip
     """Rows of ``weight`` at the indices ``input`` (``padding_idx``'s row gets no
-    gradient, as PyTorch).
+    gradient, as PyTorch). With ``max_norm``, the rows that ``input`` reads whose
+    ``norm_type``-norm exceeds it are first scaled down to it, as PyTorch: in place when
+    ``weight`` is a cell (a Parameter), otherwise in the value that is read (tensors are
+    immutable); the scaling itself gets no gradient.
 
     >>> import fntorch as ft
     >>> ft.nn.functional.embedding(ft.asarray([1]), ft.eye(3)).tolist()
     [[0.0, 1.0, 0.0]]
+    >>> w = ft.nn.Parameter(ft.asarray([[3.0, 4.0], [0.3, 0.4]]))
+    >>> row = ft.nn.functional.embedding(ft.asarray([0]), w, max_norm=1.0)
+    >>> (row * 10).round().tolist(), (w * 10).round().tolist()
+    ([[6.0, 8.0]], [[6.0, 8.0], [3.0, 4.0]])
     """
-    if max_norm is not None:
-        raise NotImplementedError("embedding(max_norm=...) renormalizes weight in place")
     idx = _t(input)
+    if max_norm is not None:
+        weight = _embedding_renorm(weight, idx, float(max_norm), float(norm_type))
     if padding_idx is not None:
         pad = padding_idx % weight.shape[0]
         mask = (_api.arange(weight.shape[0], device=weight.device) == pad)[:, None]
         weight = _api.where(mask, _lax.stop_gradient(weight), weight)
     return _api.take(weight, idx, axis=0)
+
+
+def _embedding_renorm(weight, idx, max_norm, norm_type):
+    """``weight`` with the rows ``idx`` reads scaled to norm at most ``max_norm``
+    (PyTorch's ``embedding_renorm_``, the same ``1e-7`` guard); a cell is updated."""
+    from ..fx.cell import Cell
+
+    w = _lax.stop_gradient(weight)
+    norms = _vector_norm(w, axis=1, ord=norm_type)
+    read = _api.zeros((w.shape[0],), dtype=_dt.bool_, device=w.device)
+    read = read.at[_api.reshape(idx, (-1,))].set(True)
+    scale = _api.where(read & (norms > max_norm), max_norm / (norms + 1e-7), 1.0)
+    renormed = w * _api.astype(scale, w.dtype)[:, None]
+    if isinstance(weight, Cell):
+        weight.set_(renormed)
+        return weight
+    return weight + _lax.stop_gradient(renormed - weight)  # the value renormed, grads as is
 
 
 def one_hot(tensor, num_classes: int = -1):

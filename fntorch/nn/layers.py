@@ -261,7 +261,7 @@ class Embedding(Module):
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
-        self.padding_idx, self.max_norm = padding_idx, max_norm
+        self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         if _weight is None:
             self.weight = _empty(num_embeddings, embedding_dim, dtype=dtype)
             init.normal_(self.weight)
@@ -272,7 +272,7 @@ class Embedding(Module):
 
     def forward(self, input):  # noqa: A002
         """The rows of ``weight`` at the indices ``input`` (renormed to ``max_norm`` if set)."""
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type)
 
     def extra_repr(self):
         """The table's size and ``padding_idx``, for ``repr``."""
