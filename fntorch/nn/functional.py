@@ -28,7 +28,7 @@ __all__ = [
     "linear", "relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus",
     "sigmoid", "tanh", "hardtanh", "softmax", "log_softmax", "dropout", "embedding",
     "one_hot", "layer_norm", "rms_norm", "group_norm", "batch_norm", "conv1d", "conv2d",
-    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+    "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
     "adaptive_avg_pool2d", "pad", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
     "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "scaled_dot_product_attention",
@@ -532,11 +532,41 @@ def _pool_args(x, kernel_size, stride, padding, nsp, ceil_mode):
 
 
 def _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nsp):
-    if return_indices:
-        raise NotImplementedError("max_pool(return_indices=True)")
     win, strides, pads = _pool_args(x, kernel_size, stride, padding, nsp, ceil_mode)
     dil = (1,) * (x.ndim - nsp) + _tuple(dilation, nsp)
-    return _window_max(x, win=win, strides=strides, pads=pads, dil=dil)
+    out = _window_max(x, win=win, strides=strides, pads=pads, dil=dil)
+    if not return_indices:
+        return out
+    return out, _window_argmax(x, out.shape[-nsp:], win, strides, pads, dil, nsp)
+
+
+def _window_argmax(x, out_shape, win, strides, pads, dil, nsp):
+    """PyTorch's ``return_indices``: for each window the flat index (into the input's
+    last ``nsp`` dims) of its first maximal element, in the window's row-major order.
+    One strided view of the padded input per window offset, and an argmax across them."""
+    import itertools
+
+    lead = x.ndim - nsp
+    w, s, d = win[lead:], strides[lead:], dil[lead:]
+    lo = [p[0] for p in pads[lead:]]
+    xp = _api.pad(x, pads, constant_values=-_api.inf)
+    views = []
+    for offs in itertools.product(*(range(k) for k in w)):
+        index = [slice(None)] * lead
+        for o, n, st, dd in zip(offs, out_shape, s, d):
+            index.append(slice(o * dd, o * dd + (n - 1) * st + 1, st))
+        views.append(xp[tuple(index)])
+    k = _api.argmax(_api.stack(views), axis=0)  # the first window offset holding the max
+    flat, inner = None, 1
+    for dim in reversed(range(nsp)):
+        offset = (k // math.prod(w[dim + 1 :])) % w[dim]
+        shape = [1] * nsp
+        shape[dim] = out_shape[dim]
+        start = _api.reshape(_api.arange(out_shape[dim], device=x.device) * s[dim], shape)
+        coord = start - lo[dim] + offset * d[dim]
+        flat = coord * inner if flat is None else flat + coord * inner
+        inner *= x.shape[lead + dim]
+    return _api.astype(flat, _dt.int64)
 
 
 @_fused
@@ -564,6 +594,17 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: 
     [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
+               ceil_mode=False, return_indices=False):  # fmt: skip
+    """Max over windows of the last three dims.
+
+    >>> import fntorch as ft
+    >>> ft.nn.functional.max_pool3d(ft.arange(8.0).reshape(1, 1, 2, 2, 2), 2).tolist()
+    [[[[[7.0]]]]]
+    """
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
 def _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor, nsp):

@@ -23,6 +23,7 @@ __all__ = [
     "Conv2d",
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
     "AdaptiveAvgPool1d",
@@ -174,6 +175,20 @@ class MaxPool2d(_Pool):
     def forward(self, input):  # noqa: A002
         """The max of each window of ``input``'s last two dims."""
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)  # fmt: skip
+
+
+class MaxPool3d(_Pool):
+    """Max over windows of the last three dims.
+
+    >>> import fntorch as ft
+    >>> ft.nn.MaxPool3d(2)(ft.zeros((1, 1, 4, 4, 6))).shape
+    (1, 1, 2, 2, 3)
+    """
+
+    def forward(self, input):  # noqa: A002
+        """The max of each window of ``input``'s last three dims."""
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             self.ceil_mode, self.return_indices)  # fmt: skip
 
 
