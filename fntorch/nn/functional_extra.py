@@ -189,30 +189,66 @@ def _linear_taps(size_in, size_out, scale, align_corners):
     return lo, hi, src - lo
 
 
+def _cubic_taps(size_in, size_out, scale, align_corners):
+    """PyTorch's bicubic taps (A = -0.75): the four clamped source indices and their
+    weights for each output index."""
+    i = np.arange(size_out, dtype=np.float64)
+    if align_corners:
+        src = i * ((size_in - 1) / (size_out - 1)) if size_out > 1 else np.zeros_like(i)
+    else:
+        src = (i + 0.5) * scale - 0.5  # not clamped at 0, unlike the linear taps
+    base = np.floor(src)
+    t = src - base
+    a = -0.75
+    near = lambda x: ((a + 2) * x - (a + 3)) * x * x + 1  # noqa: E731 - |x| <= 1
+    far = lambda x: ((a * x - 5 * a) * x + 8 * a) * x - 4 * a  # noqa: E731 - 1 < |x| < 2
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    taps = [np.clip(base.astype(np.int64) + k, 0, size_in - 1) for k in (-1, 0, 1, 2)]
+    return taps, weights
+
+
+def _area_matrix(size_in, size_out):
+    """The (size_out, size_in) averaging matrix of adaptive average pooling along one
+    dim (PyTorch's windows: floor(j * in / out) to ceil((j + 1) * in / out))."""
+    m = np.zeros((size_out, size_in))
+    for j in range(size_out):
+        lo, hi = (j * size_in) // size_out, -(-((j + 1) * size_in) // size_out)
+        m[j, lo:hi] = 1.0 / (hi - lo)
+    return m
+
+
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",  # noqa: A002
                 align_corners=None, recompute_scale_factor=None, antialias=False):  # fmt: skip
     """Resizes the spatial dims of ``(N, C, *spatial)`` to ``size`` or by
-    ``scale_factor``, with ``mode`` "nearest", "linear", "bilinear" or "trilinear"
-    (``align_corners`` as PyTorch), PyTorch's source-index rules.
+    ``scale_factor``, with ``mode`` "nearest", "nearest-exact", "linear", "bilinear",
+    "trilinear", "bicubic" or "area" (``align_corners`` as PyTorch), PyTorch's
+    source-index rules. ``antialias=True`` is not supported (ValueError).
 
     >>> import fntorch as ft
     >>> x = ft.asarray([[[0.0, 2.0]]])
     >>> ft.nn.functional.interpolate(x, scale_factor=2, mode="linear").tolist()
     [[[0.0, 0.5, 1.5, 2.0]]]
+    >>> y = ft.asarray([[[0.0, 2.0, 4.0, 6.0]]])
+    >>> ft.nn.functional.interpolate(y, size=2, mode="area").tolist()
+    [[[1.0, 5.0]]]
     """
     nsp = input.ndim - 2
     if nsp < 1:
         raise ValueError(f"interpolate: expected (N, C, *spatial), got shape {input.shape}")
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: give exactly one of size and scale_factor")
-    linear = {"linear": 1, "bilinear": 2, "trilinear": 3}
-    if mode != "nearest" and mode not in linear:
-        raise NotImplementedError(f"interpolate: mode {mode!r} (nearest and the linear modes)")
+    linear = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
+    modes = ("nearest", "nearest-exact", "area", *linear)
+    if mode not in modes:
+        raise ValueError(f"interpolate: mode must be one of {modes}, got {mode!r}")
+    if antialias:
+        raise ValueError("interpolate: antialias=True is not supported (PyTorch's own "
+                         "antialiasing filter); resize without it")  # fmt: skip
     if mode in linear and linear[mode] != nsp:
         raise ValueError(f"interpolate: mode {mode!r} needs {linear[mode]} spatial dims, "
                          f"got input of shape {input.shape}")  # fmt: skip
-    if mode == "nearest" and align_corners is not None:
-        raise ValueError("interpolate: align_corners only applies to the linear modes")
+    if mode not in linear and align_corners is not None:
+        raise ValueError("interpolate: align_corners only applies to the linear and cubic modes")
     ins = input.shape[2:]
     if size is not None:
         outs = tuple(size) if isinstance(size, (tuple, list)) else (size,) * nsp
@@ -226,18 +262,34 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",  # n
         outs = tuple(int(math.floor(i * s)) for i, s in zip(ins, sf))
         scales = [i / o if recompute_scale_factor else 1.0 / s for i, o, s in zip(ins, outs, sf)]
     x = input
+    dev = x.device
+
+    def const(a, dtype=None):  # index and weight arrays live beside the input
+        return _api.asarray(a, dtype=dtype, device=dev)
+
     for d, (n_in, n_out, scale) in enumerate(zip(ins, outs, scales)):
         axis = 2 + d
-        if mode == "nearest":
-            idx = np.minimum(np.floor(np.arange(n_out) * scale).astype(np.int64), n_in - 1)
-            x = _api.take(x, _api.asarray(idx), axis=axis)
-            continue
-        lo, hi, w = _linear_taps(n_in, n_out, scale, bool(align_corners))
         shape = [1] * x.ndim
         shape[axis] = n_out
-        w = _api.reshape(_api.asarray(w, dtype=x.dtype), tuple(shape))
-        a, b = _api.take(x, _api.asarray(lo), axis=axis), _api.take(x, _api.asarray(hi), axis=axis)
-        x = a + (b - a) * w
+        if mode in ("nearest", "nearest-exact"):
+            offset = 0.5 if mode == "nearest-exact" else 0.0
+            src = np.floor((np.arange(n_out) + offset) * scale).astype(np.int64)
+            x = _api.take(x, const(np.minimum(src, n_in - 1)), axis=axis)
+        elif mode == "area":
+            m = const(_area_matrix(n_in, n_out).T, x.dtype)  # (n_in, n_out)
+            x = _api.moveaxis(_api.moveaxis(x, axis, -1) @ m, -1, axis)
+        elif mode == "bicubic":
+            taps, weights = _cubic_taps(n_in, n_out, scale, bool(align_corners))
+            parts = [
+                _api.take(x, const(i), axis=axis) * _api.reshape(const(w, x.dtype), tuple(shape))
+                for i, w in zip(taps, weights)
+            ]
+            x = parts[0] + parts[1] + parts[2] + parts[3]
+        else:
+            lo, hi, w = _linear_taps(n_in, n_out, scale, bool(align_corners))
+            w = _api.reshape(const(w, x.dtype), tuple(shape))
+            a, b = _api.take(x, const(lo), axis=axis), _api.take(x, const(hi), axis=axis)
+            x = a + (b - a) * w
     return x
 
 

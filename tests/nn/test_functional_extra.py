@@ -58,6 +58,14 @@ def test_softmin_prelu_and_distances_match_torch():
         dict(scale_factor=2, mode="bilinear", align_corners=False),
         dict(size=(5, 3), mode="bilinear", align_corners=True),
         dict(size=(7, 9), mode="bilinear", align_corners=False),
+        dict(scale_factor=1.5, mode="nearest-exact"),
+        dict(size=(3, 7), mode="nearest-exact"),
+        dict(scale_factor=2, mode="bicubic", align_corners=False),
+        dict(size=(5, 9), mode="bicubic", align_corners=True),
+        dict(size=(3, 4), mode="bicubic"),
+        dict(size=(3, 4), mode="area"),
+        dict(size=(5, 4), mode="area"),
+        dict(scale_factor=0.5, mode="area"),
     ],
 )
 def test_interpolate_matches_torch(kwargs):
@@ -74,8 +82,14 @@ def test_interpolate_linear_and_errors():
         F.interpolate(x)
     with pytest.raises(ValueError, match="'bilinear' needs 2 spatial dims"):
         F.interpolate(x, scale_factor=2, mode="bilinear")
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.interpolate(ft.zeros((1, 1, 4, 4)), scale_factor=2, mode="bicubic")
+    with pytest.raises(ValueError, match="'bicubic' needs 2 spatial dims"):
+        F.interpolate(x, scale_factor=2, mode="bicubic")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        F.interpolate(x, scale_factor=2, mode="lanczos")
+    with pytest.raises(ValueError, match="antialias"):
+        F.interpolate(ft.zeros((1, 1, 4, 4)), size=2, mode="bilinear", antialias=True)
+    kw = dict(size=3, mode="area")  # 1-d area: adaptive average pooling
+    _check(lambda x: F.interpolate(x, **kw), lambda x: TF.interpolate(x, **kw), (2, 3, 7))
 
 
 def test_layers_match_torch_with_the_same_weights():
