@@ -175,3 +175,45 @@ def test_backward_inside_jit_accumulates_grad_as_an_input():
     assert w.grad.tolist() == [7.0, 9.0]
     assert f.stats["traces"] == 1
     assert not isinstance(w.grad, Tracer)
+
+
+def test_compiled_steps_see_each_calls_grads():
+    """``.grad`` read and written inside a compiled step is the call's own: gradients
+    accumulate across calls without ``zero_grad`` as eagerly, and ``zero_grad`` clears a
+    gradient set between calls on a parameter no backward reaches."""
+
+    def run(compiled):
+        ft.manual_seed(0)
+        m = ft.nn.Linear(3, 1)
+        extra = ft.nn.Parameter(ft.ones(2))
+        opt = ft.optim.SGD([*m.parameters(), extra], lr=0.1)
+        x = ft.ones((2, 3))
+
+        def accumulate(x):
+            loss = m(x).sum()
+            loss.backward()
+            return loss
+
+        def step(x):
+            opt.zero_grad()
+            loss = m(x).sum()
+            loss.backward()
+            opt.step()
+            return loss
+
+        f, g = (ft.compile(accumulate), ft.compile(step)) if compiled else (accumulate, step)
+        for _ in range(3):
+            f(x)
+        accumulated = m.weight.grad.tolist()
+        g(x)
+        extra.grad = ft.ones(2)  # stale: the next step's zero_grad clears it
+        g(x)
+        stale = extra.grad
+        for _ in range(3):
+            g(x)
+        return accumulated, stale, m.weight.tolist()
+
+    eager, compiled = run(False), run(True)
+    assert compiled[0] == eager[0] == [[6.0, 6.0, 6.0]]
+    assert eager[1] is None and compiled[1] is None
+    np.testing.assert_allclose(compiled[2], eager[2], rtol=1e-6)

@@ -38,7 +38,8 @@ import numpy as np
 
 from .. import tree as tree_util
 from ..fx.cell import Cell
-from ..fx.core import Tensor, Tracer, _new_tensor
+from ..fx.core import Tensor, Tracer
+from ..ops import api as _api
 from .module_tree import flatten_module, grad_split, unflatten_module
 from .parameter import Buffer, Parameter
 
@@ -355,8 +356,10 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clears every parameter's ``.grad`` (None, or zeros with ``set_to_none=False``)."""
         for p in self.parameters():
-            if p.grad is not None:
-                p.grad = None if set_to_none else _new_tensor(np.zeros_like(p.grad._value))
+            if set_to_none:
+                p.grad = None  # a blind write: a compiled step does not depend on the old one
+            elif p.grad is not None:
+                p.grad = _api.zeros_like(p.grad)
 
     def apply(self, fn) -> Module:
         """Calls ``fn`` on every submodule (children first), then on this module."""

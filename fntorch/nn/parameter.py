@@ -19,6 +19,7 @@ statement leaves ``x`` untracked (docs/pytorch.md).
 from __future__ import annotations
 
 from ..fx.cell import Cell
+from ..fx.cell import scopes as _cell_scopes
 from ..fx.core import Tensor
 from ..ops import _tensor_inplace
 from .autograd import _grad_enabled
@@ -33,7 +34,7 @@ class Parameter(Cell):
     True
     """
 
-    __slots__ = ("requires_grad", "grad", "_tape_leaf")
+    __slots__ = ("requires_grad", "_grad", "_tape_leaf")
 
     def __init__(self, data=None, requires_grad: bool = True):
         if data is None:
@@ -42,8 +43,29 @@ class Parameter(Cell):
             data = api.zeros((0,))
         super().__init__(data)
         self.requires_grad = bool(requires_grad)
-        self.grad: Tensor | None = None
+        self._grad: Tensor | None = None
         self._tape_leaf = None  # this parameter's input on the current tape, if any
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient (None until a ``backward`` reaches this parameter).
+        Inside a jit trace, reads and writes go through the trace's cells, so a compiled
+        step sees and sets the ``.grad`` of each call, not the one it was traced with.
+
+        >>> import fntorch as ft
+        >>> p = ft.nn.Parameter(ft.ones(2)); (p * p).sum().backward(); p.grad.tolist()
+        [2.0, 2.0]
+        """
+        if _cell_scopes:
+            return _cell_scopes[-1].grad_of(self)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if _cell_scopes:
+            _cell_scopes[-1].set_grad(self, value)
+        else:
+            self._grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Parameter:
         """Sets ``requires_grad`` in place; returns the parameter.

@@ -224,9 +224,10 @@ class Optimizer:
         """
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
-                    continue
-                p.grad = None if set_to_none else api.zeros_like(p.grad)
+                if set_to_none:
+                    p.grad = None  # a blind write: a compiled step does not depend on the old one
+                elif p.grad is not None:
+                    p.grad = api.zeros_like(p.grad)
 
     def state_dict(self) -> dict[str, Any]:
         """PyTorch's layout: ``{"state": {index: {...}}, "param_groups": [{..., "params":

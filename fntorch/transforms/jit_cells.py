@@ -49,6 +49,7 @@ class CellScope:
         self.fresh: dict = {}  # id(cell) -> the initial buffer of a cell made in the trace
         self.grads: dict = {}  # id(cell) -> (cell, its .grad before the trace touched it)
         self.grad_outs: list = []  # (cell, whether its final .grad is a tensor)
+        self.none_grads: list = []  # cells whose .grad the trace found None (guards)
         self.tape = None  # the autograd tape recording onto this trace (``nn/autograd``)
 
     def born(self, cell: Cell) -> None:
@@ -67,21 +68,27 @@ class CellScope:
         return t
 
     def grad_of(self, cell: Cell):
-        """``cell.grad`` in the trace (``backward`` accumulating into it): on first touch
-        a concrete gradient becomes an implicit input, and the old one is kept to restore."""
+        """``cell.grad`` in the trace (read by ``backward`` accumulating into it, an
+        optimizer, ``zero_grad``): on first touch a concrete gradient becomes an implicit
+        input and the old one is kept to restore; a None one is a guard, since the
+        compiled call assumes it (a later call with a gradient there traces anew)."""
         if id(cell) not in self.grads:
-            g = cell.grad
+            g = cell._grad
             self.grads[id(cell)] = (cell, g)
-            if g is not None and not isinstance(g, Tracer):
+            if g is None:
+                self.none_grads.append(cell)
+            elif not isinstance(g, Tracer):
                 aval = get_aval(g).strong()
-                cell.grad = self.trace.new_arg(aval)
+                cell._grad = self.trace.new_arg(aval)
                 self.inputs.append(("grad", cell, aval))
-        return cell.grad
+        return cell._grad
 
     def set_grad(self, cell: Cell, value) -> None:
-        """Sets ``cell.grad`` for the rest of the trace; its final value is an output."""
-        self.grad_of(cell)
-        cell.grad = value
+        """Sets ``cell.grad`` for the rest of the trace; its final value is an output. A
+        write before any read depends on nothing: no input, no guard (``zero_grad``)."""
+        if id(cell) not in self.grads:
+            self.grads[id(cell)] = (cell, cell._grad)
+        cell._grad = value
 
     def write(self, cell: Cell, buf) -> None:
         """Rebinds ``cell`` in the trace to ``buf``; a tracer of another transform (a
@@ -96,7 +103,7 @@ class CellScope:
         ``.grad``s that are tensors (a None one is written back as None)."""
         out = [self.values[k][1] for k in self.written]
         for cell, _ in self.grads.values():
-            g = cell.grad
+            g = cell._grad
             self.grad_outs.append((cell, g is not None))
             if g is not None:
                 out.append(g)
@@ -105,7 +112,7 @@ class CellScope:
     def restore(self) -> None:
         """Puts back every ``.grad`` the trace touched (no tracer outlives it)."""
         for cell, g in self.grads.values():
-            cell.grad = g
+            cell._grad = g
 
     def signature(self) -> CellSignature | None:
         """What a compiled entry needs to feed and write back these cells (None: none)."""
@@ -115,6 +122,7 @@ class CellScope:
             [(k, c, a, self.fresh.get(id(c)) if k == "cell" else None) for k, c, a in self.inputs],
             list(self.written.values()),
             self.grad_outs,
+            self.none_grads,
         )
 
 
@@ -128,17 +136,22 @@ class CellSignature:
     [[1.0, 1.0]]
     """
 
-    __slots__ = ("inputs", "outputs", "grads", "n_out")
+    __slots__ = ("inputs", "outputs", "grads", "n_out", "none_grads")
 
-    def __init__(self, inputs: list, outputs: list, grads: list = ()):
+    def __init__(self, inputs: list, outputs: list, grads: list = (), none_grads: list = ()):
         self.inputs = [(k, weakref.ref(c), a, fresh) for k, c, a, fresh in inputs]
         self.outputs = [weakref.ref(c) for c in outputs]
         self.grads = [(weakref.ref(c), present) for c, present in grads]
         self.n_out = len(outputs) + sum(p for _, p in grads)
+        self.none_grads = [weakref.ref(c) for c in none_grads]
 
     def buffers(self) -> list | None:
         """The cells' current buffers, or None when one no longer matches its trace (its
         shape or dtype changed, or it is gone and was not made by the trace)."""
+        for ref in self.none_grads:
+            c = ref()
+            if c is not None and c._grad is not None:
+                return None  # traced with no gradient there: this call has one
         out = []
         for kind, ref, aval, fresh in self.inputs:
             c = ref()
@@ -148,9 +161,9 @@ class CellSignature:
                 out.append(fresh)
                 continue
             if kind == "grad":
-                if c.grad is None:
+                if c._grad is None:
                     return None
-                b = c.grad._value
+                b = c._grad._value
             else:
                 b = c._buf
             if type(b) is not np.ndarray and isinstance(b, np.generic):
@@ -200,7 +213,7 @@ class CellSignature:
             b = next(rest) if present else None
             c = ref()
             if c is not None:
-                c.grad = None if b is None else _new_tensor(b)
+                c._grad = None if b is None else _new_tensor(b)
 
 
 __all__ = ["CellScope", "CellSignature"]
