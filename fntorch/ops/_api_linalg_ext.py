@@ -437,8 +437,8 @@ def _swap_rows(b, pivots, order):
 
 
 def lu_solve(LU, pivots, B, /, *, left: bool = True, adjoint: bool = False) -> Tensor:
-    """``X`` with ``A @ X = B`` from ``lu_factor(A)`` (``adjoint``: ``A.mT @ X = B``;
-    ``left=False``: ``X @ A = B``), as ``torch.linalg.lu_solve``.
+    """``X`` with ``A @ X = B`` from ``lu_factor(A)`` (``adjoint``: ``A.mH @ X = B``;
+    ``left=False``: ``X @ A = B``), as ``torch.linalg.lu_solve``; real or complex.
 
     >>> import fntorch as ft
     >>> A = ft.asarray([[1.0, 2.0], [3.0, 4.0]])
@@ -446,8 +446,8 @@ def lu_solve(LU, pivots, B, /, *, left: bool = True, adjoint: bool = False) -> T
     >>> ft.linalg.lu_solve(LU, piv, ft.asarray([[5.0], [11.0]])).tolist()
     [[1.0], [2.0]]
     """
-    lu = as_float_matrix("lu_solve", LU, square=True, what="LU")
-    b = as_float_matrix("lu_solve", B, what="B")
+    lu = as_float_matrix("lu_solve", LU, square=True, what="LU", complex_ok=True)
+    b = as_float_matrix("lu_solve", B, what="B", complex_ok=True)
     lu, b = _same_dtype(lu, b)
     pivots = pivots if isinstance(pivots, Tensor) else asarray(pivots)
     n = lu.shape[-1]
@@ -461,11 +461,22 @@ def lu_solve(LU, pivots, B, /, *, left: bool = True, adjoint: bool = False) -> T
             f"lu_solve: B of shape {tuple(b.shape)} does not match LU of shape "
             f"{tuple(lu.shape)} (left={left})"
         )
-    if not left:  # X @ op(A) = B  <=>  op(A).mT @ X.mT = B.mT
-        return matrix_transpose(lu_solve(lu, pivots, matrix_transpose(b), adjoint=not adjoint))
+    if left:
+        return _lu_solve_op(lu, pivots, b, "H" if adjoint else "N")
+    # X @ op(A) = B  <=>  op(A).mT @ X.mT = B.mT, where A.mT is "T" and (A.mH).mT = conj(A)
+    xt = _lu_solve_op(lu, pivots, matrix_transpose(b), "C" if adjoint else "T")
+    return matrix_transpose(xt)
+
+
+def _lu_solve_op(lu, pivots, b, op):
+    """``op(A) @ X = B`` for ``A = P L U`` packed in ``lu``: op "N" (A), "T" (A.mT), "H"
+    (A.mH) or "C" (conj(A)); the conjugated ones through conj(B) and conj(X)."""
+    if op in ("H", "C") and dt.is_complex(b.dtype):
+        return conj(_lu_solve_op(lu, pivots, conj(b), "T" if op == "H" else "N"))
+    n = lu.shape[-1]
     lu, b = _broadcast_batch("lu_solve", lu, b)
     piv = broadcast_to(cast(pivots, dt.int32) - np.int32(1), (*b.shape[:-2], n))
-    if not adjoint:  # A = P L U: swap, then L y = b, U x = y
+    if op in ("N", "C"):  # A = P L U: swap, then L y = b, U x = y
         y = d.triangular_solve(lu, _swap_rows(b, piv, range(n)), left_side=True, lower=True,
                                unit_diagonal=True)  # fmt: skip
         return d.triangular_solve(lu, y, left_side=True, lower=False)

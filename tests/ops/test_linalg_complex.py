@@ -136,3 +136,27 @@ def test_complex_lstsq_and_solve_triangular():
     upper = np.triu(Z)
     _close(LA.solve_triangular(ft.asarray(upper), ft.asarray(b), upper=True),
            np.linalg.solve(upper, b))  # fmt: skip
+
+
+@pytest.mark.parametrize("left", [True, False], ids=["left", "right"])
+@pytest.mark.parametrize("adjoint", [False, True], ids=["plain", "adjoint"])
+def test_complex_lu_solve_every_form(left, adjoint):
+    b = RNG.standard_normal((3, 2)) + 1j * RNG.standard_normal((3, 2))
+    b = ft.asarray(b if left else b.T)
+
+    def with_lu(m):
+        return LA.lu_solve(*LA.lu_factor(m), b, left=left, adjoint=adjoint)
+
+    def with_solve(m):  # the same system through ft.linalg.solve (its grads match JAX's)
+        op = ft.conj(ft.matrix_transpose(m)) if adjoint else m
+        if left:
+            return LA.solve(op, b)
+        return ft.matrix_transpose(LA.solve(ft.matrix_transpose(op), ft.matrix_transpose(b)))
+
+    z = ft.asarray(Z)
+    _close(with_lu(z), np.asarray(with_solve(z)))
+    op = Z.conj().T if adjoint else Z
+    x = np.asarray(with_lu(z))
+    _close(op @ x if left else x @ op, np.asarray(b))
+    loss = lambda f: lambda m: ft.sum(ft.abs(f(m)) ** 2)  # noqa: E731
+    _close(ft.grad(loss(with_lu))(z), np.asarray(ft.grad(loss(with_solve))(z)), 1e-9)
