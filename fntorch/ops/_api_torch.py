@@ -143,43 +143,55 @@ def _creation_shape(size: tuple, where: str):
     return size
 
 
+def _shape_given(shape, more: tuple, size, where: str):
+    """The shape of ``f(shape)``, PyTorch's ``f(2, 3)`` and its ``f(size=(2, 3))``."""
+    if size is not None:
+        if shape is not None or more:
+            raise TypeError(f"{where}: give the shape once, positionally or as size=")
+        return _creation_shape((size,), where)
+    return _creation_shape(() if shape is None else (shape, *more), where)
+
+
 def _leaf(t: Tensor, requires_grad: bool) -> Tensor:
     # requires_grad=True: a new leaf cell (nn attaches Tensor.requires_grad_; ops cannot
     # import nn)
     return t.requires_grad_() if requires_grad else t
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A tensor of zeros (float32 by default) of shape ``size``: ``zeros((2, 3))`` or
-    PyTorch's ``zeros(2, 3)``.
+def zeros(shape=None, *more, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros (float32 by default) of shape ``shape``: ``zeros((2, 3))``, or
+    PyTorch's ``zeros(2, 3)`` and ``zeros(size=(2, 3))``.
 
     >>> import fntorch as ft
     >>> ft.zeros((2, 3)).shape, ft.zeros(2, 3).shape, ft.zeros(1, requires_grad=True).requires_grad
     ((2, 3), (2, 3), True)
     """
-    out = _api_creation.zeros(_creation_shape(size, "zeros"), dtype=dtype, device=device)
+    shape = _shape_given(shape, more, size, "zeros")
+    out = _api_creation.zeros(shape, dtype=dtype, device=device)
     return _leaf(out, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A tensor of ones (float32 by default) of shape ``size``: ``ones((2, 3))`` or
-    PyTorch's ``ones(2, 3)``.
+def ones(shape=None, *more, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones (float32 by default) of shape ``shape``: ``ones((2, 3))``, or
+    PyTorch's ``ones(2, 3)`` and ``ones(size=(2, 3))``.
 
     >>> import fntorch as ft
     >>> ft.ones(2, dtype=ft.int32).tolist(), ft.ones(1, 2).tolist()
     ([1, 1], [[1.0, 1.0]])
     """
-    out = _api_creation.ones(_creation_shape(size, "ones"), dtype=dtype, device=device)
+    shape = _shape_given(shape, more, size, "ones")
+    out = _api_creation.ones(shape, dtype=dtype, device=device)
     return _leaf(out, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """An uninitialised tensor of shape ``size``; in fntorch it holds zeros (values are
-    immutable anyway). ``empty((0, 2))`` or PyTorch's ``empty(0, 2)``.
+def empty(shape=None, *more, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An uninitialised tensor of shape ``shape``; in fntorch it holds zeros (values are
+    immutable anyway). ``empty((0, 2))``, or PyTorch's ``empty(0, 2)`` and ``empty(size=...)``.
 
     >>> import fntorch as ft
     >>> ft.empty((0, 2)).shape, ft.empty(0, 2).shape
     ((0, 2), (0, 2))
     """
-    out = _api_creation.empty(_creation_shape(size, "empty"), dtype=dtype, device=device)
+    shape = _shape_given(shape, more, size, "empty")
+    out = _api_creation.empty(shape, dtype=dtype, device=device)
     return _leaf(out, requires_grad)
