@@ -331,7 +331,7 @@ _COMPLEX_EXACT = frozenset(
 def _real_operands_only(fast, host):
     def run(*args, **params):
         for a in args:
-            if getattr(getattr(a, "dtype", None), "kind", None) == "c":
+            if isinstance(a, complex) or getattr(getattr(a, "dtype", None), "kind", None) == "c":
                 return host(*args, **params)
         return fast(*args, **params)
 
