@@ -369,9 +369,6 @@ def _release(outputs, tape) -> None:
         fn.args = None
 
 
-_no_context = contextlib.nullcontext
-
-
 def _transpose(outputs, cotangents, retain_graph):
     """``[(cell, cotangent)]`` of the cells the ``outputs`` (TapeTensors of one tape) were
     computed from."""
@@ -383,7 +380,7 @@ def _transpose(outputs, cotangents, retain_graph):
     dev = constant_device(*cotangents)
     with (
         set_current_trace(tape.graph.parent),
-        default_device(dev) if dev else _no_context(),
+        default_device(dev) if dev else contextlib.nullcontext(),
         _fx_autocast.suspended(),
     ):
         cts = backward_pass(g, list(cotangents))
