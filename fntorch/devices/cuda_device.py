@@ -9,9 +9,8 @@ and registers one ``Device("cuda", i)`` per GPU, each with the shared impl table
 naming a CUDA device raises RuntimeError naming the ``cuda`` extra; listing devices
 quietly lists none.
 
-Buffers are ``cupy.ndarray``. CuPy has no bfloat16 dtype, and this first version does
-not yet hold bfloat16 on the GPU (the plan: 16-bit ``uint16`` storage with fntorch's
-own kernels); ``put`` refuses it with a message that says so. All CuPy arrays report
+Buffers are ``cupy.ndarray``, and ``cuda_bf16.Bf16Array`` for bfloat16, which CuPy
+lacks (16-bit storage, fntorch's arithmetic: ``cuda_bf16`` says how). All CuPy arrays report
 ``cuda:0`` (one buffer type maps to one device in the registry): a second GPU's
 buffers are not told apart yet.
 
@@ -32,6 +31,7 @@ import numpy as np
 from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from ..fx.device import Device, ImplTable, register_device, register_provider
+from . import cuda_bf16 as bf16
 
 MISSING_CUPY = (
     "no CUDA device: CUDA needs CuPy, which is not installed: pip install 'fntorch[cuda]' "
@@ -64,19 +64,19 @@ def _put(index: int):
     def put(host_array):
         cp = cupy()
         a = np.asarray(host_array)
-        if a.dtype == dt.bfloat16:
-            raise TypeError(
-                f"Tensor.to: bfloat16 is not supported on cuda:{index} yet (CuPy has no "
-                "bfloat16 dtype; fntorch's 16-bit storage for it is not built); convert to "
-                "float32 or float16 first"
-            )
         with cp.cuda.Device(index):
+            if a.dtype == dt.bfloat16:
+                return bf16.from_host(cp, a)
+            if a.ndim == 0:  # CuPy makes a 0-d float16 -0.0 into +0.0; a 1-d copy keeps it
+                return cp.array(a.reshape(1), copy=True)[0]
             return cp.array(a, copy=True)
 
     return put
 
 
 def _to_host(buffer):
+    if type(buffer) is bf16.Bf16Array:
+        return bf16.to_host(cupy(), buffer)
     return cupy().asnumpy(buffer)
 
 
@@ -108,7 +108,7 @@ def _register_all() -> str | None:
     for i in range(count):
         dev = Device("cuda", i, cuda_impls, _put(i), _to_host, CudaTarget(cuda_impls, i))
         # one buffer type, one device: cupy arrays belong to cuda:0 (see the docstring)
-        register_device(dev, buffer_types=(cp.ndarray,) if i == 0 else ())
+        register_device(dev, buffer_types=(cp.ndarray, bf16.Bf16Array) if i == 0 else ())
     return None
 
 

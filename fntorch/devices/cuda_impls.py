@@ -38,6 +38,8 @@ from ..ops import _prims_reduce as r
 from ..ops import _prims_structural as ps
 from ._device import cpu_impls
 from .cpu_elementwise import _UFUNCS
+from .cuda_bf16 import Bf16Array, bf16_aware, from_host
+from .cuda_gemm import gemm
 from .cuda_indexing import indexing_impls
 
 # Names of the primitives computed natively by CuPy (the rest go through the host).
@@ -212,7 +214,8 @@ def _dot_general(cp):
         a = lhs.transpose((*lb, *lf, *lc)).reshape((nb, m, k) if lb else (m, k))
         b = rhs.transpose((*rb, *rc, *rf)).reshape((nb, k, n) if rb else (k, n))
         out_shape = tuple(lhs.shape[i] for i in (*lb, *lf)) + tuple(rhs.shape[j] for j in rf)
-        return cp.matmul(a, b).reshape(out_shape)
+        c = gemm(cp, a, b)  # cuBLAS directly: capturable in a CUDA graph (cuda_gemm)
+        return (cp.matmul(a, b) if c is None else c).reshape(out_shape)
 
     return dot_general
 
@@ -236,7 +239,10 @@ def _control(cp) -> dict:
 
     def on_gpu(a, v):
         a = buffer(a)
-        return a if isinstance(a, cp.ndarray) else cp.asarray(np.asarray(a, v.aval.dtype))
+        if isinstance(a, (cp.ndarray, Bf16Array)):
+            return a
+        host = np.asarray(a, v.aval.dtype)
+        return from_host(cp, host) if host.dtype == dt.bfloat16 else cp.asarray(host)
 
     def cond(index, *operands, branches):
         i = min(max(int(index), 0), len(branches) - 1)
@@ -310,6 +316,8 @@ def build_impls(cp, table: dict) -> dict:
         table[prim] = fast or host
     for prim, impl in native.items():
         table.setdefault(prim, impl)
+    for prim, impl in list(table.items()):
+        table[prim] = bf16_aware(cp, prim, impl)
     return table
 
 

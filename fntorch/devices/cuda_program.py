@@ -14,9 +14,9 @@ ctypes entry, the CPU's threads); the CUDA target builds this one instead
   call the device's eager impls (``cuda_impls``);
 - index equations (views) are made when a step first reads them.
 
-Not yet: donation (a donated input is never written in place), preallocated
-intermediates and CUDA-graph capture; a call walks its steps in Python, so its launch
-overhead is that of one Python call per step.
+From its second call on, a program whose steps all stay on the device replays as one
+CUDA graph (``cuda_graphs``): one launch instead of one Python call per step. Not yet:
+donation (a donated input is never written in place).
 """
 
 from __future__ import annotations
@@ -29,6 +29,10 @@ import numpy as np
 from ..fx.graph import Literal
 from ..lowering.fusion import KernelStep
 from . import cuda_codegen as cg
+from . import cuda_graphs
+from .cuda_bf16 import BF16, Bf16Array, bits_of, from_host
+
+U16 = np.dtype(np.uint16)
 
 
 def _inverse(perm):
@@ -115,6 +119,16 @@ class CudaProgram:
                 self._steps.append(partial(self._eager_group, st=st))
             else:
                 self._steps.append(partial(self._eqn, eqn=st.eqn))
+        # CUDA-graph capture (``cuda_graphs``): counted calls until the capture, None once
+        # tried; ``graph_status`` says where the program stands.
+        self._graph, self._calls = None, None
+        why = cuda_graphs.capturable(plan, lambda st: cg.supports(st.spec))
+        if not cuda_graphs.enabled():
+            why = "FNTORCH_CUDA_GRAPHS=0"
+        if why is None:
+            self._calls, self.graph_status = 0, "not captured yet"
+        else:
+            self.graph_status = f"not captured: {why}"
 
     @property
     def n_steps(self) -> int:
@@ -157,7 +171,7 @@ class CudaProgram:
         it_shape = tuple(shape[d] for d in perm)
         m = st.spec.rank - st.spec.reduce_rank
         ins = [
-            (None, cp.asarray(np.asarray(u.value, dtype)))
+            (None, bits_of(_on_device(cp, np.asarray(u.value, dtype))))
             if isinstance(u, Literal)
             else (u, np.dtype(dtype))
             for u, dtype in zip(st.inputs, st.spec.input_dtypes)
@@ -167,46 +181,79 @@ class CudaProgram:
              not is_row and not ident, tuple(var.aval.shape))
             for o, (var, is_row) in enumerate(st.outputs)
         ]  # fmt: skip
+        # bfloat16 results: the kernel writes their bits (cuda_bf16)
+        wrap = [dtype == BF16 for _, _, dtype, _, _ in outs]
+        outs = [(v, sh, U16 if w else dt_, p, a) for (v, sh, dt_, p, a), w in zip(outs, wrap)]
         read, ndarray, broadcast, empty = self._read, cp.ndarray, cp.broadcast_to, cp.empty
 
         def launch(env):
             views = []
             for u, const in ins:
-                a = const if u is None else read(env, u)
+                a = const if u is None else bits_of(read(env, u))
                 if not isinstance(a, ndarray):
-                    a = cp.asarray(np.asarray(a, const))
+                    a = bits_of(_on_device(cp, np.asarray(a, const)))
                 if a.shape != shape:
                     a = broadcast(a, shape)
                 views.append(a if ident else a.transpose(perm))
             bufs = [empty(sh, dtype) for _, sh, dtype, _, _ in outs]
             kernel(views, bufs, it_shape)
-            for (vid, _, _, permuted, aval_shape), out in zip(outs, bufs):
+            for (vid, _, _, permuted, aval_shape), out, w in zip(outs, bufs, wrap):
                 if permuted:
                     out = out.transpose(inv)
-                env[vid] = out if out.shape == aval_shape else out.reshape(aval_shape)
+                out = out if out.shape == aval_shape else out.reshape(aval_shape)
+                env[vid] = Bf16Array(out) if w else out
 
         return launch
 
-    def __call__(self, *bufs):
-        cp = self._cp
+    def run_steps(self, bufs) -> list:
+        """The outputs of one step-by-step run on input buffers ``bufs`` (CuPy arrays,
+        or host values where an output is a literal)."""
         g = self.plan.graph
         env = dict(self._consts)
         for v, b in zip(g.invars, bufs):
             env[v.id] = b
         for run in self._steps:
             run(env)
-        outs = []
-        for v in g.outvars:
-            o = self._read(env, v)
-            outs.append(o if isinstance(o, cp.ndarray) else cp.asarray(np.asarray(o, v.aval.dtype)))
-        return outs
+        return [self._read(env, v) for v in g.outvars]
+
+    def __call__(self, *bufs):
+        cp = self._cp
+        outs = None
+        if self._graph is not None:
+            outs = self._graph(*bufs)
+        elif self._calls is not None:
+            self._calls += 1
+            if self._calls >= cuda_graphs.CAPTURE_AT_CALL:
+                self._calls = None  # one try
+                outs = self._capture(bufs)
+        if outs is None:
+            outs = self.run_steps(bufs)
+        on_device = (cp.ndarray, Bf16Array)
+        return [
+            o if isinstance(o, on_device) else _on_device(cp, np.asarray(o, v.aval.dtype))
+            for o, v in zip(outs, self.plan.graph.outvars)
+        ]
+
+    def _capture(self, bufs):
+        """Captures this program as a CUDA graph and replays it on ``bufs``; None (and
+        ``graph_status`` says why) where it cannot."""
+        try:
+            self._graph = cuda_graphs.CapturedGraph.capture(self, bufs)
+        except Exception as e:  # CUDA refused something while recording: run step by step
+            self.graph_status = f"capture failed: {type(e).__name__}: {e}"
+            return None
+        self.graph_status = "captured"
+        return self._graph(*bufs)
 
 
 def _on_device(cp, c):
     """A graph constant as a CuPy array (it may be one already: made on the GPU while
     tracing under ``ft.default_device("cuda")``)."""
     c = getattr(c, "_value", c)
-    return c if isinstance(c, cp.ndarray) else cp.asarray(np.asarray(c))
+    if isinstance(c, (cp.ndarray, Bf16Array)):
+        return c
+    host = np.asarray(c)
+    return from_host(cp, host) if host.dtype == BF16 else cp.asarray(host)
 
 
 def _out_dtype(spec, o):

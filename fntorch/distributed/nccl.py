@@ -52,8 +52,11 @@ class NCCLCommunicator:
         self._cp, self._nccl = cp, nccl
         self.rank, self.size = rank, size
         cp.cuda.Device(device_index).use()
-        uid = tuple(int(b) - 256 if b > 127 else int(b) for b in unique_id)  # C chars
-        self.comm = nccl.NcclCommunicator(size, uid, rank)
+        try:  # current CuPy takes the id as bytes
+            self.comm = nccl.NcclCommunicator(size, bytes(unique_id), rank)
+        except TypeError:  # older CuPy: a tuple of C chars
+            uid = tuple(int(b) - 256 if b > 127 else int(b) for b in unique_id)
+            self.comm = nccl.NcclCommunicator(size, uid, rank)
         self._ops = {"sum": nccl.NCCL_SUM, "max": nccl.NCCL_MAX, "min": nccl.NCCL_MIN}
         self._types = {np.dtype(n): getattr(nccl, f"NCCL_{n.upper()}") for n in self.REDUCIBLE}
 

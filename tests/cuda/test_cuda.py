@@ -5,7 +5,7 @@ random draws bit for bit, transfers and DLPack. Needs a GPU and CuPy: skips with
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 cp = pytest.importorskip("cupy")
@@ -18,8 +18,13 @@ from tests.cases import all_cases  # noqa: E402
 from tests.contract import as_list, case_ids  # noqa: E402
 
 pytestmark = pytest.mark.cuda
+# no shrinking: a GPU run is short and a failure's first example says enough
 SETTINGS = settings(
-    max_examples=3, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    max_examples=3,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+    phases=(Phase.explicit, Phase.generate),
 )
 
 
@@ -30,17 +35,22 @@ def _host(t):
 def _compare(got, want, case, what, atol=1e-6):
     g, w = np.asarray(got), np.asarray(want)
     assert g.shape == w.shape and g.dtype == w.dtype, (what, g.shape, w.shape, g.dtype, w.dtype)
-    if g.dtype.kind == "f":
+    # bfloat16 math runs in float32 on both devices, whose transcendentals may differ in
+    # the last float32 bit: one bfloat16 step apart after rounding
+    # (float16: a kernel's rsqrt and the host's 1/sqrt may round to neighbouring halves)
+    low = 1.6e-2 if w.dtype == dt.bfloat16 else 1e-3 if w.dtype == np.float16 else 0.0
+    if g.dtype.kind == "f" or g.dtype == dt.bfloat16:
         g, w = g.astype(np.float64), w.astype(np.float64)
     if case is not None and (case.exact or g.dtype.kind not in "f"):
         np.testing.assert_array_equal(g, w, err_msg=what)
     else:
         rtol, atol = (case.rtol, case.atol) if case is not None else (1e-5, atol)
+        rtol, atol = max(rtol, low), max(atol, low)
         np.testing.assert_allclose(g, w, rtol=max(rtol, 1e-5), atol=max(atol, 1e-6), err_msg=what)
 
 
 def _dtypes(case):
-    return [d for d in case.dtypes if d != dt.bfloat16]  # not yet on the GPU
+    return list(case.dtypes)
 
 
 # ------------------------------------------------------------------ the device
@@ -62,11 +72,6 @@ def test_transfers_round_trip(gpu):
         x + ft.ones((2, 3))
 
 
-def test_bfloat16_is_refused_by_name(gpu):
-    with pytest.raises(TypeError, match="bfloat16 is not supported on cuda:0"):
-        ft.ones(2, dtype=ft.bfloat16).cuda()
-
-
 def test_dlpack_with_torch_and_cupy_shares_memory(gpu):
     from fntorch.devices.cuda_device import from_dlpack
 
@@ -86,10 +91,7 @@ def test_dlpack_with_torch_and_cupy_shares_memory(gpu):
 @SETTINGS
 @given(data=st.data())
 def test_every_primitive_on_the_gpu_equals_the_cpu(gpu, case, data):
-    dtypes = _dtypes(case)
-    if not dtypes:
-        pytest.skip("bfloat16 only")
-    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
+    dtype = data.draw(st.sampled_from(_dtypes(case)), label="dtype")
     args, params = case.draw(data, dtype)
     want = as_list(case.prim.bind(*[Tensor(a) for a in args], **params))
     with ft.default_device(gpu):  # for primitives of no operands (iota)
@@ -111,10 +113,7 @@ KERNEL_CASES = [
 @SETTINGS
 @given(data=st.data())
 def test_jit_on_the_gpu_equals_eager(gpu, case, data):
-    dtypes = _dtypes(case)
-    if not dtypes:
-        pytest.skip("bfloat16 only")
-    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
+    dtype = data.draw(st.sampled_from(_dtypes(case)), label="dtype")
     args, params = case.draw(data, dtype)
 
     def f(*xs):

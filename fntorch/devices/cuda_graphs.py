@@ -1,0 +1,176 @@
+"""A compiled CUDA program replayed as one CUDA graph.
+
+A ``CudaProgram`` call walks its steps in Python: one kernel launch or CuPy call per
+step, each costing several microseconds of host time. A small training step (W5: 15
+kernels, 8 matrix products) is then host-bound: the GPU waits on Python. CUDA graphs
+fix that: the program's launches are recorded once by stream capture and replayed by
+one ``cudaGraphLaunch`` per call. This is what ``torch.cuda.graphs`` and JAX's
+``--xla_gpu_enable_command_buffer`` do.
+
+A graph replays the addresses it was recorded with, so a captured program owns its
+memory:
+
+- a private CuPy ``MemoryPool`` serves every allocation of the capture (intermediates
+  and results); nothing else allocates from it, so no other array can ever sit where
+  a replay writes. Before capturing, one warm-up run on the capture stream under that
+  pool leaves its free lists holding the blocks the capture asks for, so the capture
+  itself needs no ``cudaMalloc``;
+- the inputs are copied into *static* buffers of the pool before each replay
+  (``cudaMemcpyAsync``, device to device), and the results out of it after into fresh
+  arrays of the caller's pool: tensors are immutable, and the next replay writes the
+  same result buffers again.
+
+Only programs whose steps are all known to run on the device without touching the host
+are captured (``capturable``): kernel steps with a GPU form, and library steps of the
+primitives in ``DEVICE_ONLY`` with no Python-scalar operand. A host read during capture
+would fail, and a host-to-device copy (a Python scalar made a CuPy array) would be
+recorded from a staging buffer that is reused after the capture: a replay would then
+read stale memory. Anything else (control flow, the host route of complex numbers,
+sort) runs step by step as before. A capture that fails anyway (an error from CUDA
+while recording) leaves the program uncaptured; ``CudaProgram.graph_status`` says why.
+
+``FNTORCH_CUDA_GRAPHS=0`` in the environment turns capture off.
+
+>>> sorted(DEVICE_ONLY)[:3]
+['argmax', 'argmin', 'broadcast_in_dim']
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from ..fx.graph import Literal
+from .cuda_bf16 import BF16
+
+# Library primitives whose CUDA impls are CuPy kernels and cuBLAS calls only, with no
+# host read and no host-to-device copy (given device-array operands).
+DEVICE_ONLY = frozenset(
+    {
+        "argmax", "argmin", "broadcast_in_dim", "concatenate", "convert_element_type",
+        "copy", "dot_general", "expand_dims", "gather", "reduce_max", "reduce_min",
+        "reduce_prod", "reduce_sum", "reshape", "rev", "scatter_add", "select_n", "slice",
+        "squeeze", "stop_gradient", "transpose",
+    }
+)  # fmt: skip
+# Calls made step by step before a program is captured (the first call compiles and
+# warms cuBLAS; capturing then costs one more run).
+CAPTURE_AT_CALL = 2
+_MEMCPY_DEVICE_TO_DEVICE = 3
+
+
+def enabled() -> bool:
+    """Whether CUDA-graph capture is on (``FNTORCH_CUDA_GRAPHS`` is not ``0``).
+
+    >>> isinstance(enabled(), bool)
+    True
+    """
+    return os.environ.get("FNTORCH_CUDA_GRAPHS", "1") != "0"
+
+
+def capturable(plan, kernel_step_supported) -> str | None:
+    """Why ``plan`` cannot be captured, or None when it can.
+
+    ``kernel_step_supported(step)``: whether a kernel step has a GPU form (else it would
+    run its equations eagerly, which this module does not vet).
+    """
+    from ..lowering.fusion import KernelStep
+
+    g = plan.graph
+    if any(getattr(v.aval, "dtype", None) == BF16 for v in (*g.invars, *g.outvars)):
+        return "bfloat16 operands (held as cuda_bf16.Bf16Array, not copied in and out)"
+    eqns = list(plan.views.values())
+    for st in plan.steps:
+        if isinstance(st, KernelStep):
+            if not kernel_step_supported(st):
+                return "a kernel step without a GPU form"
+        else:
+            eqns.append(st.eqn)
+    for eqn in eqns:
+        name = eqn.primitive.name
+        if name not in DEVICE_ONLY:
+            return f"library step {name!r}"
+        if any(isinstance(u, Literal) for u in eqn.inputs):
+            return f"library step {name!r} with a Python scalar operand"
+    return None
+
+
+class CapturedGraph:
+    """One program's CUDA graph with its static input and result buffers.
+
+    ``CapturedGraph.capture(program, bufs)`` records ``program`` (a ``CudaProgram``) on
+    inputs shaped as ``bufs``; ``graph(*bufs)`` replays it on the current stream.
+    """
+
+    def __init__(self, cp, graph, pool, stream, statics, results, kinds):
+        self._cp, self._graph, self._pool, self._stream = cp, graph, pool, stream
+        self._statics, self._results, self._kinds = statics, results, kinds
+        self._lock = threading.Lock()  # one replay at a time: the buffers are shared
+        self._last_stream = None
+
+    @classmethod
+    def capture(cls, program, bufs):
+        """A ``CapturedGraph`` of ``program``, or raises what CUDA said."""
+        cp = program._cp
+        pool = cp.cuda.MemoryPool()
+        stream = cp.cuda.Stream(non_blocking=True)
+        cp.cuda.Device().synchronize()  # the inputs were written on another stream
+        with cp.cuda.using_allocator(pool.malloc), stream:
+            statics = [cp.array(b, copy=True, order="C") for b in bufs]
+            program.run_steps(statics)  # warm-up: primes the pool's free lists
+            stream.synchronize()
+            stream.begin_capture(cp.cuda.runtime.streamCaptureModeRelaxed)
+            try:
+                results = program.run_steps(statics)
+            except BaseException:
+                try:
+                    stream.end_capture()
+                except Exception:
+                    pass
+                raise
+            graph = stream.end_capture()
+        consts = {id(c) for c in program._consts.values()}
+        kinds = [
+            "copy" if isinstance(r, cp.ndarray) and id(r) not in consts else "shared"
+            for r in results
+        ]
+        return cls(cp, graph, pool, stream, statics, results, kinds)
+
+    def __call__(self, *bufs):
+        cp = self._cp
+        if not self._lock.acquire(blocking=False):
+            return None  # another thread is replaying: the caller runs the steps
+        try:
+            stream = cp.cuda.get_current_stream()
+            last = self._last_stream
+            if last is not None and last.ptr != stream.ptr:
+                last.synchronize()  # its replay must be done with the static buffers
+            self._last_stream = stream
+            for static, b in zip(self._statics, bufs):
+                if not isinstance(b, cp.ndarray):  # a host value the caller passed
+                    static[...] = cp.asarray(b)
+                elif b.flags.c_contiguous and b.dtype == static.dtype:
+                    cp.cuda.runtime.memcpyAsync(
+                        static.data.ptr, b.data.ptr, static.nbytes,
+                        _MEMCPY_DEVICE_TO_DEVICE, stream.ptr,
+                    )  # fmt: skip
+                else:
+                    static[...] = b
+            self._graph.launch(stream)
+            outs = []
+            for r, kind in zip(self._results, self._kinds):
+                if kind == "shared":  # a constant or a host value: never written again
+                    outs.append(r)
+                    continue
+                out = cp.empty(r.shape, r.dtype)
+                if r.flags.c_contiguous:
+                    cp.cuda.runtime.memcpyAsync(
+                        out.data.ptr, r.data.ptr, r.nbytes, _MEMCPY_DEVICE_TO_DEVICE,
+                        stream.ptr,
+                    )  # fmt: skip
+                else:
+                    out[...] = r
+                outs.append(out)
+            return outs
+        finally:
+            self._lock.release()

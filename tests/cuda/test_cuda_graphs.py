@@ -1,0 +1,92 @@
+"""CUDA-graph replay of compiled programs (``fntorch.devices.cuda_graphs``).
+
+The CPU-side half (which plans may be captured) runs everywhere; the replay tests need
+a GPU and CuPy and skip without.
+"""
+
+import numpy as np
+import pytest
+
+import fntorch as ft
+from fntorch.devices import cuda_graphs
+
+
+def _plan(fn, *args):
+    low = ft.jit(fn).lower(*args)
+    return low.plan() if callable(low.plan) else low.plan
+
+
+def _mlp_step(p, x, y):
+    def loss(p):
+        h = ft.relu(x @ p["w1"] + p["b1"])
+        logp = ft.log_softmax(h @ p["w2"], axis=-1)
+        return -ft.mean(ft.take_along_axis(logp, y[:, None], axis=-1))
+
+    g = ft.grad(loss)(p)
+    return {k: p[k] - 0.1 * g[k] for k in p}, loss(p)
+
+
+def _mlp_inputs(seed, on=None):
+    rng = np.random.default_rng(seed)
+    host = {
+        "w1": rng.standard_normal((12, 16)).astype(np.float32),
+        "b1": rng.standard_normal(16).astype(np.float32),
+        "w2": rng.standard_normal((16, 5)).astype(np.float32),
+    }
+    x = rng.standard_normal((8, 12)).astype(np.float32)
+    y = rng.integers(0, 5, 8)
+    put = (lambda a: ft.asarray(a).to(on)) if on is not None else ft.asarray
+    return {k: put(v) for k, v in host.items()}, put(x), put(y)
+
+
+def test_a_training_step_plan_is_capturable():
+    # kernels, matrix products, the label pick's gather and its scatter_add, sums
+    assert cuda_graphs.capturable(_plan(_mlp_step, *_mlp_inputs(0)), lambda st: True) is None
+
+
+def test_plans_that_touch_the_host_are_not_capturable():
+    x = ft.arange(6.0)
+    why = cuda_graphs.capturable(_plan(lambda v: ft.sort(v * 2.0), x), lambda st: True)
+    assert why == "library step 'sort'"
+    why = cuda_graphs.capturable(_plan(lambda v: v * 2.0, x), lambda st: False)
+    assert why == "a kernel step without a GPU form"
+
+
+@pytest.mark.cuda
+def test_replayed_steps_equal_the_cpu_and_never_overwrite_earlier_results(gpu):
+    pytest.importorskip("cupy")
+    step = ft.jit(_mlp_step)
+    results, expected = [], []
+    for seed in range(5):  # capture at the second call, then replays on new inputs
+        results.append(step(*_mlp_inputs(seed, gpu)))
+        expected.append(step(*_mlp_inputs(seed)))
+    prog = step.lower(*_mlp_inputs(0, gpu))._entry.program
+    assert prog.graph_status == "captured", prog.graph_status
+    for got, want in zip(results, expected):  # every result still its own call's
+        for g, w in zip(ft.tree.leaves(got), ft.tree.leaves(want)):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.cuda
+def test_strided_inputs_are_copied_into_the_graphs_buffers(gpu):
+    pytest.importorskip("cupy")
+    f = ft.jit(lambda a, b: ft.exp(a) @ b + 1.0)
+    for k in range(4):
+        a = ft.asarray(np.arange(12.0, dtype=np.float32).reshape(3, 4) / (k + 1)).to(gpu)
+        b = ft.asarray(np.ones((4, 5), np.float32) * k).to(gpu)
+        got = f(a.T.T, b[:, ::1]), f(a, b)
+        want = np.exp(a.numpy()) @ b.numpy() + 1.0
+        for g in got:
+            np.testing.assert_allclose(g.numpy(), want, rtol=1e-5)
+
+
+@pytest.mark.cuda
+def test_capture_can_be_turned_off(gpu, monkeypatch):
+    pytest.importorskip("cupy")
+    monkeypatch.setenv("FNTORCH_CUDA_GRAPHS", "0")
+    f = ft.jit(lambda v: v * 3.0 + 0.5)
+    x = ft.ones(7).to(gpu)
+    for _ in range(3):
+        np.testing.assert_allclose(f(x).numpy(), np.full(7, 3.5))
+    prog = f.lower(x)._entry.program
+    assert prog.graph_status == "not captured: FNTORCH_CUDA_GRAPHS=0"
