@@ -1,4 +1,5 @@
-"""Specs of the non-fused kernel templates: gather, scatter, scans and window reductions.
+"""Specs of the non-fused kernel templates: gather, scatter, scans, window reductions and
+the LU factorization and solve.
 
 ``spec.KernelSpec`` describes fused elementwise/row kernels; these small named tuples
 (frozen, hashable and cheap to define at import) describe the other compiled kernels,
@@ -27,7 +28,8 @@ import numpy as np
 GATHER, SCATTER = "gather", ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max")
 SCANS = ("cumsum", "cumprod", "cummax", "cummin")
 WINDOWS = ("reduce_window_sum", "reduce_window_max", "reduce_window_min")
-TEMPLATE_PRIMITIVES = frozenset((GATHER, *SCATTER, *SCANS, *WINDOWS))
+LU, LU_SOLVE = "lu", "lu_solve"
+TEMPLATE_PRIMITIVES = frozenset((GATHER, *SCATTER, *SCANS, *WINDOWS, LU, LU_SOLVE))
 """Primitives computed by a template kernel (for the dtypes ``spec_for`` accepts)."""
 
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -120,7 +122,31 @@ class WindowSpec(NamedTuple):
         )
 
 
-TemplateSpec = GatherSpec | ScatterSpec | ScanSpec | WindowSpec
+class LuSpec(NamedTuple):
+    """``lu`` of a stack of float32/float64 matrices: partial pivoting, LAPACK getrf's
+    choices (the first largest ``|pivot|``; a zero column is not divided); outputs the
+    packed factors, the 0-based pivots and the row permutation (int32)."""
+
+    dtype: np.dtype
+
+    def key(self) -> str:
+        return f"lu|{_name(self.dtype)}"
+
+
+class LuSolveSpec(NamedTuple):
+    """``lu_solve`` with float32/float64 factors: ``vector`` for one right-hand side
+    (``k == 1``), whose loops run along the matrices' rows instead of the columns of
+    ``b``."""
+
+    dtype: np.dtype
+    transpose_a: bool
+    vector: bool
+
+    def key(self) -> str:
+        return f"lu_solve|{_name(self.dtype)}|t{int(self.transpose_a)}|v{int(self.vector)}"
+
+
+TemplateSpec = GatherSpec | ScatterSpec | ScanSpec | WindowSpec | LuSpec | LuSolveSpec
 
 
 def _int_dtypes(avals) -> tuple | None:
@@ -161,6 +187,12 @@ def spec_for(prim: str, in_avals, params: dict):
         if name not in _NUMERIC:
             return None
         return ScanSpec(prim, dtype, len(x.shape), int(params["axis"]), bool(params["reverse"]))
+    if prim == LU:
+        return LuSpec(dtype) if name in ("float32", "float64") else None
+    if prim == LU_SOLVE:
+        b = in_avals[2]
+        ok = name in ("float32", "float64") and np.dtype(b.dtype) == dtype
+        return LuSolveSpec(dtype, bool(params["transpose_a"]), b.shape[-1] == 1) if ok else None
     if prim in WINDOWS:
         if name not in _NUMERIC:
             return None
