@@ -16,8 +16,8 @@ every template, and each matrix is a few loop nests LLVM vectorizes:
   then ``L`` and ``U`` by substitution (one right-hand side: a dot product per row;
   several: whole rows of ``x`` at a time). Transposed (``U^T L^T (P x) = b``): the
   column-oriented substitutions (each step a contiguous update of the rows below or
-  above, along a row of ``U`` or ``L``) in a copy of ``b``, then its rows scattered by
-  the permutation into the output.
+  above, along a row of ``U`` or ``L``) in a copy of ``b``, then its rows gathered into
+  the output by the inverse permutation.
 
 The arithmetic is LAPACK's unblocked algorithms (getf2, trsv), so results agree with the
 eager impls to rounding (products may be fused, dot products reassociated).

@@ -459,14 +459,10 @@ def _lu_solve_op(lu, pivots, b, op):
     n = lu.shape[-1]
     lu, b = _broadcast_batch("lu_solve", lu, b)
     piv = broadcast_to(cast(pivots, dt.int32) - np.int32(1), (*b.shape[:-2], n))
-    if op in ("N", "C"):  # A = P L U: swap, then L y = b, U x = y
-        y = d.triangular_solve(lu, _swap_rows(b, piv, range(n)), left_side=True, lower=True,
-                               unit_diagonal=True)  # fmt: skip
-        return d.triangular_solve(lu, y, left_side=True, lower=False)
-    z = d.triangular_solve(lu, b, left_side=True, lower=False, transpose_a=True)
-    w = d.triangular_solve(lu, z, left_side=True, lower=True, transpose_a=True,
-                           unit_diagonal=True)  # fmt: skip
-    return _swap_rows(w, piv, range(n - 1, -1, -1))
+    # LAPACK's row swaps, applied in order to 0..n-1, give lu's row permutation
+    rows = broadcast_to(np.arange(n, dtype=np.int32)[:, None], (*b.shape[:-2], n, 1))
+    perm = _swap_rows(rows, piv, range(n))[..., 0]
+    return d.lu_solve(lu, perm, b, transpose_a=op in ("T", "H"))
 
 
 # -------------------------------------------------------------------------------- svd
