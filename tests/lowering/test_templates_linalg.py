@@ -102,7 +102,7 @@ def test_lu_solve_large_batch_both_ways():
             _close(got, want, F32)
 
 
-def test_specs_take_real_floats_only():
+def test_specs_take_small_real_matrices_only():
     class A:
         def __init__(self, shape, dtype):
             self.shape, self.dtype = shape, np.dtype(dtype)
@@ -114,6 +114,12 @@ def test_specs_take_real_floats_only():
     args[2] = A((2, 1), np.complex128)
     assert spec_for("lu_solve", args, {"transpose_a": False}) is None
     assert LuSpec(F32).key() != LuSolveSpec(F32, False, True).key()
+    # large matrices and many right-hand sides keep LAPACK's blocked routines
+    assert spec_for("lu", [A((2, 300, 3), F32)], {}) is None
+    assert spec_for("lu_solve", [A((300, 300), F32), A((300,), np.int32), A((300, 1), F32)],
+                    {"transpose_a": False}) is None  # fmt: skip
+    args = [A((4, 4), F32), A((4,), np.int32), A((4, 97), F32)]
+    assert spec_for("lu_solve", args, {"transpose_a": False}) is None
     for p in (d.lu_p, d.lu_solve_p):
         assert lowering_table[p].kind == "template"
 
