@@ -89,9 +89,14 @@ def _step_label(program, step) -> tuple[str, str]:
         return "view", "view"
     if qual.startswith("_matmul_step"):
         return "dot_general (blas)", "library"
-    if qual.startswith("_template_step"):
-        return "template kernel", "kernel"
     labels = {id(k): label for label, k in program.listing}
+    if qual.startswith("_template_step"):
+        # the bound kernel's template is listed under the primitive's name
+        for c in cells:
+            label = labels.get(id(getattr(c, "kernel", None)))
+            if label is not None:
+                return f"kernel {label}", "kernel"
+        return "template kernel", "kernel"
     for c in cells:
         if id(c) in labels:
             return f"kernel {labels[id(c)]}", "kernel"

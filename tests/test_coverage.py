@@ -16,7 +16,7 @@ LINEAR = {
     "reshape", "transpose", "squeeze", "expand_dims", "rev", "slice", "dynamic_slice",
     "dynamic_update_slice", "concatenate", "pad", "copy", "reduce_sum", "cumsum", "gather",
     "scatter", "scatter_add", "dot_general", "conv_general_dilated", "reduce_window_sum",
-    "custom_lin", "cond", "scan", "triangular_solve",
+    "custom_lin", "cond", "scan", "triangular_solve", "lu_solve", "solve",
     "psum", "pvary", "all_gather", "psum_scatter", "all_to_all", "ppermute",
 }  # fmt: skip
 

@@ -1,12 +1,13 @@
 """CPU (numpy) impls of the decomposition primitives, batched over leading dims.
 
-``cholesky``, ``eigh``, ``qr``, ``svd`` and ``eig`` are numpy.linalg's (LAPACK, batched by numpy's
-gufuncs). numpy has no LU and no triangular solve: ``lu`` and ``triangular_solve`` call
-getrf and trsm in numpy's OpenBLAS (``cpu_lapack``) where it exports them, else run
-partial-pivoting Gaussian elimination and substitution, each a loop over one matrix dim
-whose steps are vectorized over the batch. Like JAX (and unlike numpy), a matrix the
-factorization fails on gives NaNs, never an exception: these are pure functions, and
-one bad matrix of a batch or of a jit'ed program must not stop the others.
+``cholesky``, ``eigh``, ``qr``, ``svd`` and ``eig`` are numpy.linalg's (LAPACK, batched by
+numpy's gufuncs). numpy has no LU and no triangular solve: ``lu``, ``triangular_solve``
+and the solves call getrf and trsm/trsv in numpy's OpenBLAS (``cpu_lapack``) where it
+exports them, else run partial-pivoting Gaussian elimination and substitution, each a
+loop over one matrix dim whose steps are vectorized over the batch. Like JAX (and unlike
+numpy), a matrix the factorization fails on gives NaNs, never an exception: these are
+pure functions, and one bad matrix of a batch or of a jit'ed program must not stop the
+others.
 """
 
 from __future__ import annotations
@@ -204,6 +205,48 @@ def _triangular_solve(a, b, **params):
 
 
 cpu_impls[d.triangular_solve_p] = _triangular_solve
+
+
+def lu_solve_batched(lu, permutation, b, *, transpose_a):
+    """Solves ``op(a) @ x = b`` from ``a``'s packed ``lu`` and row ``permutation``
+    (``a[permutation] = L @ U``) by two triangular solves, the rows permuted before them
+    (or, for ``a.T``, after).
+
+    >>> lu = np.array([[3.0, 4.0], [1 / 3, 2 / 3]])  # lu([[1, 2], [3, 4]])
+    >>> x = lu_solve_batched(lu, np.array([1, 0]), np.array([[5.0], [11.0]]), transpose_a=False)
+    >>> np.round(x, 12).tolist()
+    [[1.0], [2.0]]
+    """
+    lu, b = np.asarray(lu), np.asarray(b)
+    rows = np.broadcast_to(np.asarray(permutation, np.intp)[..., None], b.shape)
+
+    def tri(rhs, lower):
+        return _triangular_solve(lu, rhs, left_side=True, lower=lower,
+                                 transpose_a=transpose_a, unit_diagonal=lower)  # fmt: skip
+
+    if not transpose_a:  # a = P^T L U: permute, then L y = P b, U x = y
+        return tri(tri(np.take_along_axis(b, rows, axis=-2), True), False)
+    w = tri(tri(b, False), True)  # U^T L^T (P x) = b
+    return np.take_along_axis(w, cpu_lapack.inverse_permutation(rows, axis=-2), axis=-2)
+
+
+def _lu_solve(lu, permutation, b, *, transpose_a):
+    out = cpu_lapack.lu_solve(lu, permutation, b, transpose_a=transpose_a)
+    if out is None:
+        out = lu_solve_batched(lu, permutation, b, transpose_a=transpose_a)
+    return out
+
+
+cpu_impls[d.lu_solve_p] = _lu_solve
+
+
+def _solve(a, b):
+    # lu, then lu_solve: the same values solve's jvp computes for its primal
+    lu, _, perm = _lu(a)
+    return _lu_solve(lu, perm, b, transpose_a=False)
+
+
+cpu_impls[d.solve_p] = _solve
 
 
 def _eig(x, *, vectors):

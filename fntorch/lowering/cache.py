@@ -121,6 +121,7 @@ SOURCES = (
     "lowering/spec.py",
     "lowering/cache.py",
     "lowering/templates.py",
+    "lowering/templates_linalg.py",
     "lowering/spec_special.py",
     "lowering/target.py",
     "ops/_erf_inv_coeffs.py",

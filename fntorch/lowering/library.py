@@ -73,8 +73,8 @@ class LibrarySteps:
             self.listing.append((f"{e.primitive.name} {label}", prog))
 
     def _template(self, st: TemplateStep) -> bool:
-        """One template kernel (gather, scatter*, scan, reduce_window) into a preallocated
-        or fresh buffer; False (keep the CPU impl) for constant operands, the numpy
+        """One template kernel (gather, scatter*, scan, reduce_window, lu, lu_solve) into
+        preallocated or fresh buffers; False (keep the CPU impl) for constant operands, the numpy
         interpreter backend, or no kernel compiler."""
         e = st.eqn
         if self.backend == "interpret":
@@ -92,16 +92,18 @@ class LibrarySteps:
         template = compile_template(st.spec, self.target)
         kern = template.bind(e.params)
         self.listing.append((f"{e.primitive.name} (template)", template))
-        out = e.outputs[0]
-        shape, dtype = tuple(out.aval.shape), np.dtype(out.aval.dtype)
-        fresh = out.id in self.escapes
-        if fresh:
-            slot = self.fresh_slot(shape, dtype)
-        else:
-            slot = self.new_slot(LAYOUT, np.empty(shape, dtype))
-            self.setup.append(partial(_alloc, slot, shape, dtype))
-        self.steps.append(_template_step(kern, ins, slot, shape, dtype, fresh))
-        self.slot[out.id] = slot
+        outs = []
+        for out in e.outputs:
+            shape, dtype = tuple(out.aval.shape), np.dtype(out.aval.dtype)
+            fresh = out.id in self.escapes
+            if fresh:
+                slot = self.fresh_slot(shape, dtype)
+            else:
+                slot = self.new_slot(LAYOUT, np.empty(shape, dtype))
+                self.setup.append(partial(_alloc, slot, shape, dtype))
+            outs.append((slot, shape, dtype, fresh))
+            self.slot[out.id] = slot
+        self.steps.append(_template_step(kern, ins, outs))
         return True
 
     def _matmul(self, e) -> bool:

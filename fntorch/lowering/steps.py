@@ -203,7 +203,20 @@ def _allocator(shape, dtype):
     return partial(np.empty, shape, dtype)
 
 
-def _template_step(kern, ins, out, shape, dtype, fresh):
+def _template_step(kern, ins, outs):
+    """A template kernel's step; ``outs``: ``(slot, shape, dtype, fresh)`` per output."""
+    if len(outs) > 1:
+        takes = [(slot, _allocator(shape, dtype) if fresh else None)
+                 for slot, shape, dtype, fresh in outs]  # fmt: skip
+
+        def step_multi(env):
+            for slot, take in takes:
+                if take is not None:
+                    env[slot] = take()
+            kern([env[i] for i in ins], [env[slot] for slot, _ in takes])
+
+        return step_multi
+    ((out, shape, dtype, fresh),) = outs
     if fresh:
         take = _allocator(shape, dtype)
 

@@ -1,4 +1,5 @@
-"""Kernel templates beyond fusion: gather, scatter*, cumulative scans, reduce_window.
+"""Kernel templates beyond fusion: gather, scatter*, cumulative scans, reduce_window (and
+``lu``/``lu_solve``, in ``templates_linalg``).
 
 ``compile_template(spec)`` compiles a ``spec_special`` spec into a ``TemplateKernel``;
 ``bind(params)`` gives the callable a program step uses, ``kernel(inputs, outputs)``,
@@ -49,10 +50,11 @@ import math
 import numpy as np
 
 from . import cache as _cache
+from . import templates_linalg
 from .codegen import _Gen
 from .kernels import PARALLEL_THRESHOLD
 from .spec import FUNCTION_NAME
-from .spec_special import GatherSpec, ScanSpec, ScatterSpec, WindowSpec
+from .spec_special import GatherSpec, LuSolveSpec, LuSpec, ScanSpec, ScatterSpec, WindowSpec
 from .target import Target, default_target
 
 
@@ -389,6 +391,10 @@ class _TGen:
             return self.scan()
         if isinstance(s, WindowSpec):
             return self.window()
+        if isinstance(s, LuSpec):
+            return templates_linalg.lu(self)
+        if isinstance(s, LuSolveSpec):
+            return templates_linalg.lu_solve(self)
         raise TypeError(f"compile_template: not a template spec: {s!r}")
 
 
@@ -447,6 +453,10 @@ class TemplateKernel:
             return _BoundScatter(self, tuple(params["axes"]))
         if isinstance(s, ScanSpec):
             return _BoundScan(self)
+        if isinstance(s, LuSpec):
+            return templates_linalg.BoundLu(self)
+        if isinstance(s, LuSolveSpec):
+            return templates_linalg.BoundLuSolve(self)
         return _BoundWindow(self)
 
 

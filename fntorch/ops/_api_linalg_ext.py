@@ -1,8 +1,9 @@
 """``ft.linalg``'s decompositions and solvers, composed from the decomposition primitives.
 
-As JAX's ``jnp.linalg``: ``det``, ``slogdet``, ``inv`` and ``solve`` are ``lu`` and
-``triangular_solve``; ``pinv``, ``lstsq`` and ``matrix_rank`` are ``svd``; none has a rule
-of its own, so each differentiates, batches and compiles through the primitives'.
+As JAX's ``jnp.linalg``: ``det`` and ``slogdet`` are ``lu``; ``inv`` and ``solve`` are the
+``solve`` primitive (whose derivative reuses its LU factors); ``pinv``, ``lstsq`` and
+``matrix_rank`` are ``svd``; none has a rule of its own, so each differentiates, batches
+and compiles through the primitives'.
 Inputs are stacks of matrices (leading dims a batch); integer and bool inputs become the
 default float dtype first, as in JAX; float16/bfloat16 raise ``TypeError`` (no LAPACK
 for them). ``eigh`` and ``cholesky`` symmetrize their input, ``(x + x.mT) / 2``, as JAX's
@@ -199,21 +200,6 @@ def _broadcast_batch(name, a, b):
     return (broadcast_to(a, (*batch, *a.shape[-2:])), broadcast_to(b, (*batch, *b.shape[-2:])))
 
 
-def _permute_rows(b, perm):
-    """Rows ``perm`` of ``b`` (``perm`` ``(..., m)`` for ``b`` ``(..., m, k)``)."""
-    idx = broadcast_to(expand_dims(perm, axis=-1), (*perm.shape, b.shape[-1]))
-    return take_along_axis(b, idx, axis=-2)
-
-
-def _lu_solve_perm(lu, perm, b):
-    """``x`` with ``a @ x = b`` from ``a``'s ``lu`` and row ``perm``; batches broadcast."""
-    lu, b = _broadcast_batch("solve", lu, b)
-    perm = broadcast_to(perm, (*b.shape[:-2], perm.shape[-1]))
-    y = d.triangular_solve(lu, _permute_rows(b, perm), left_side=True, lower=True,
-                           unit_diagonal=True)  # fmt: skip
-    return d.triangular_solve(lu, y, left_side=True, lower=False)
-
-
 def _diag(x):
     n = x.shape[-1]
     idx = np.arange(n)
@@ -358,9 +344,7 @@ def inv(x, /) -> Tensor:
     [[0.5, 0.0], [0.0, 0.25]]
     """
     x = as_float_matrix("inv", x, square=True, complex_ok=True)
-    lu, _, perm = d.lu(x)
-    n = x.shape[-1]
-    return _lu_solve_perm(lu, perm, broadcast_to(eye(n, dtype=x.dtype), tuple(x.shape)))
+    return d.solve(x, broadcast_to(eye(x.shape[-1], dtype=x.dtype), tuple(x.shape)))
 
 
 def solve(x1, x2, /) -> Tensor:
@@ -383,8 +367,7 @@ def solve(x1, x2, /) -> Tensor:
             f"solve: x2 must have shape ({n},) or (..., {n}, k) to match x1 of shape "
             f"{tuple(a.shape)}, got shape {tuple(x2.shape if hasattr(x2, 'shape') else ())}"
         )
-    lu, _, perm = d.lu(a)
-    out = _lu_solve_perm(lu, perm, b)
+    out = d.solve(*_broadcast_batch("solve", a, b))
     return out[..., 0] if vector else out
 
 
@@ -476,14 +459,10 @@ def _lu_solve_op(lu, pivots, b, op):
     n = lu.shape[-1]
     lu, b = _broadcast_batch("lu_solve", lu, b)
     piv = broadcast_to(cast(pivots, dt.int32) - np.int32(1), (*b.shape[:-2], n))
-    if op in ("N", "C"):  # A = P L U: swap, then L y = b, U x = y
-        y = d.triangular_solve(lu, _swap_rows(b, piv, range(n)), left_side=True, lower=True,
-                               unit_diagonal=True)  # fmt: skip
-        return d.triangular_solve(lu, y, left_side=True, lower=False)
-    z = d.triangular_solve(lu, b, left_side=True, lower=False, transpose_a=True)
-    w = d.triangular_solve(lu, z, left_side=True, lower=True, transpose_a=True,
-                           unit_diagonal=True)  # fmt: skip
-    return _swap_rows(w, piv, range(n - 1, -1, -1))
+    # LAPACK's row swaps, applied in order to 0..n-1, give lu's row permutation
+    rows = broadcast_to(np.arange(n, dtype=np.int32)[:, None], (*b.shape[:-2], n, 1))
+    perm = _swap_rows(rows, piv, range(n))[..., 0]
+    return d.lu_solve(lu, perm, b, transpose_a=op in ("T", "H"))
 
 
 # -------------------------------------------------------------------------------- svd

@@ -1,9 +1,13 @@
 """Matrix decomposition primitives and their abstract-eval rules (see docs/primitives.md).
 
 The minimal set, as JAX's ``lax.linalg``: ``cholesky``, ``eigh``, ``qr``, ``svd``, ``lu``,
-``triangular_solve`` and ``eig``. Everything else of ``ft.linalg`` (det, inv, solve,
-slogdet, pinv, lstsq, matrix_rank, the norms) is Python over these and holds no rules.
-Each acts on the last two dims; leading dims are a batch. ``lu`` and
+``triangular_solve`` and ``eig``, plus the two solves: ``lu_solve`` (the solve with
+``lu``'s factors, linear in the right-hand side, transposed by the transposed solve with
+the same factors) and ``solve``, whose jvp factors once and differentiates through
+``lu_solve`` (JAX's ``custom_linear_solve`` for ``jnp.linalg.solve``), never through
+``lu``'s jvp. Everything else of ``ft.linalg`` (det, inv, slogdet, pinv, lstsq,
+matrix_rank, the norms) is Python over these and holds no rules.
+Each acts on the last two dims; leading dims are a batch. ``lu``, the solves and
 ``triangular_solve`` also take complex64/complex128 (their rules hold for complex values
 as they are: the transposes are transposes, JAX's convention); ``eig`` takes real or
 complex matrices and returns complex eigenvalues and eigenvectors. The Hermitian and
@@ -19,7 +23,8 @@ from ..fx.core import Primitive, ShapedArray, abstract_eval_rules
 
 __all__ = [
     "cholesky_p", "eigh_p", "qr_p", "svd_p", "lu_p", "triangular_solve_p", "eig_p",
-    "cholesky", "eigh", "qr", "svd", "lu", "triangular_solve", "eig",
+    "lu_solve_p", "solve_p",
+    "cholesky", "eigh", "qr", "svd", "lu", "triangular_solve", "eig", "lu_solve", "solve",
 ]  # fmt: skip
 
 _FLOATS = (dt.float32, dt.float64)
@@ -186,6 +191,56 @@ def _eig_abstract(x, *, vectors):
 abstract_eval_rules[eig_p] = _eig_abstract
 
 
+# --------------------------------------------------------------------- lu_solve, solve
+lu_solve_p = Primitive("lu_solve")
+solve_p = Primitive("solve")
+
+
+def _check_rhs(name, a, b, what="a"):
+    """``b`` as a right-hand side ``(..., n, k)`` of the square ``a`` ``(..., n, n)``."""
+    batch, n, _ = check_matrix(name, a, square=True, what=what, complex_ok=True)
+    bbatch, bn, _ = check_matrix(name, b, what="b", complex_ok=True)
+    if a.dtype != b.dtype:
+        raise TypeError(f"{name}: {what} and b must share one dtype, got {a.dtype} and {b.dtype}")
+    if bbatch != batch or bn != n:
+        raise ValueError(
+            f"{name}: b must have shape (*batch, {n}, k) with the batch dims of {what} "
+            f"{tuple(a.shape)}, got shape {tuple(b.shape)}"
+        )
+    return batch, n
+
+
+def _lu_solve_abstract(lu, permutation, b, *, transpose_a):
+    # Solves op(a) @ x = b for the a that lu(a) factors into ``lu`` and ``permutation``
+    # (a[permutation] = L @ U); op(a) = a.T if transpose_a (no conjugation). Linear in b.
+    _flag("lu_solve", "transpose_a", transpose_a)
+    batch, n = _check_rhs("lu_solve", lu, b, what="lu")
+    if permutation.dtype != PIVOT_DTYPE:
+        raise TypeError(
+            f"lu_solve: permutation must be {PIVOT_DTYPE} (lu's third result), got "
+            f"{permutation.dtype}"
+        )
+    if tuple(permutation.shape) != (*batch, n):
+        raise ValueError(
+            f"lu_solve: permutation must have shape {(*batch, n)} to match lu of shape "
+            f"{tuple(lu.shape)}, got shape {tuple(permutation.shape)}"
+        )
+    return ShapedArray(tuple(b.shape), b.dtype)
+
+
+abstract_eval_rules[lu_solve_p] = _lu_solve_abstract
+
+
+def _solve_abstract(a, b):
+    # Solves a @ x = b; a singular a gives inf/NaN, as lu and lu_solve would. Linear in b
+    # (transpose: the solve with a.T).
+    _check_rhs("solve", a, b)
+    return ShapedArray(tuple(b.shape), b.dtype)
+
+
+abstract_eval_rules[solve_p] = _solve_abstract
+
+
 # --------------------------------------------------------------- lax-style wrappers
 
 
@@ -274,3 +329,25 @@ def eig(x, vectors: bool = True):
     [1j, -1j]
     """
     return eig_p.bind(x, vectors=bool(vectors))
+
+
+def lu_solve(lu, permutation, b, transpose_a: bool = False):
+    """``x`` with ``op(a) @ x = b`` from ``lu(a)``'s ``lu`` and ``permutation``
+    (``op(a) = a.T`` if ``transpose_a``); ``b`` is ``(..., n, k)`` with ``lu``'s batch.
+
+    >>> import numpy as np
+    >>> f = lu(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> lu_solve(f[0], f[2], np.array([[5.0], [11.0]])).tolist()
+    [[1.0], [2.0]]
+    """
+    return lu_solve_p.bind(lu, permutation, b, transpose_a=bool(transpose_a))
+
+
+def solve(a, b):
+    """``x`` with ``a @ x = b``, ``b`` ``(..., n, k)`` with ``a``'s batch dims.
+
+    >>> import numpy as np
+    >>> solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([[2.0], [2.0]])).tolist()
+    [[1.0], [0.5]]
+    """
+    return solve_p.bind(a, b)

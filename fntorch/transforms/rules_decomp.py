@@ -3,7 +3,10 @@
 The jvp rules are JAX's (``jax/_src/lax/linalg.py``), written over fntorch's lax: each
 output tangent is a product of the primal factors and the input tangent, built only
 from primitives that have transpose rules (``dot_general``, masks as ``mul``,
-``triangular_solve`` in its right-hand side), so reverse mode needs no rule of its own.
+``triangular_solve`` and ``lu_solve`` in their right-hand sides), so reverse mode needs
+no rule of its own. ``solve``'s rule is JAX's for ``jnp.linalg.solve``: the tangent is
+``lu_solve`` with the primal's factors, so ``grad`` of a solve costs the transposed solve
+with those factors, not ``lu``'s jvp.
 Where a primitive reads one triangle of its input (``cholesky``, ``eigh``) its jvp reads
 the same triangle of the tangent, mirrored, so the rule is the derivative of the impl
 for any tangent; ``ft.linalg`` symmetrizes the input first, as JAX does. For complex
@@ -93,6 +96,12 @@ def _mirror_lower(t):
     if _is_complex(t):
         diag = lax.mul(lax.add(diag, lax.conj(diag)), np.asarray(0.5, get_aval(t).dtype))
     return lax.add(lax.add(low, diag), _H(low))
+
+
+def _permutation_matrix(perm, dtype):
+    """``P`` with ``P @ x = x[perm]`` (rows), one-hot: a product that transposes."""
+    m = perm.shape[-1]
+    return lax.convert_element_type(lax.eq(_col(perm), np.arange(m, dtype=d.PIVOT_DTYPE)), dtype)
 
 
 def _row(v):  # (..., n) -> (..., 1, n)
@@ -248,8 +257,7 @@ def _lu_jvp(primals, tangents):
     dtype = get_aval(a).dtype
     nd = len(a.shape)
     # P @ a_dot as a product with the one-hot permutation matrix (linear, transposable).
-    onehot = lax.eq(_col(perm), np.arange(m, dtype=d.PIVOT_DTYPE))
-    x = _mm(lax.convert_element_type(onehot, dtype), a_dot)
+    x = _mm(_permutation_matrix(perm, dtype), a_dot)
     zero = np.asarray(0, dtype)
     cfg = [(0, 0, 0)] * nd
     # L: (m, m) unit lower, its first k columns from lu; U: (n, n) upper, identity past k.
@@ -321,6 +329,84 @@ def _triangular_solve_transpose(ct, a, b, *, transpose_a, **params):
 transpose_rules[d.triangular_solve_p] = _triangular_solve_transpose
 
 
+# --------------------------------------------------------------------- lu_solve, solve
+
+
+def _lu_solve_jvp(primals, tangents, *, transpose_a):
+    (lu, perm, b), (dlu, _, db) = primals, tangents
+    x = d.lu_solve_p.bind(lu, perm, b, transpose_a=transpose_a)
+    tout = None
+    if type(db) is not Zero:
+        tout = d.lu_solve_p.bind(lu, perm, db, transpose_a=transpose_a)
+    if type(dlu) is not Zero:
+        tout = _add(tout, _lu_solve_jvp_lu(dlu, x, lu, perm, transpose_a))
+    return x, (Zero.like(x) if tout is None else tout)
+
+
+def _lu_solve_jvp_lu(dlu, x, lu, perm, transpose_a):
+    # a = P^T L U (P: the rows perm), so da = P^T (dL U + L dU) with dL, dU the triangles
+    # of dlu that lu_solve reads, and dx = -op(a)^-1 op(da) x.
+    dl, du = _tril(dlu, -1), _triu(dlu)
+    u = _triu(lu)
+    if not transpose_a:  # dx = -U^-1 (L^-1 dL U x + dU x)
+        y = d.triangular_solve(lu, _mm(dl, _mm(u, x)), left_side=True, lower=True,
+                               unit_diagonal=True)  # fmt: skip
+        return lax.neg(d.triangular_solve(lu, lax.add(y, _mm(du, x)), left_side=True))
+    # op(da) x = da^T x = dU^T L^T P x + U^T dL^T P x
+    px = _mm(_permutation_matrix(perm, get_aval(x).dtype), x)
+    l = lax.add(_tril(lu, -1), _eye(lu.shape[-1], get_aval(lu).dtype))
+    dax = lax.add(_mm(_T(du), _mm(_T(l), px)), _mm(_T(u), _mm(_T(dl), px)))
+    return lax.neg(d.lu_solve_p.bind(lu, perm, dax, transpose_a=True))
+
+
+jvp_rules[d.lu_solve_p] = _lu_solve_jvp
+
+
+def _lu_solve_transpose(ct, lu, perm, b, *, transpose_a):
+    if is_undefined_primal(lu):
+        raise NotImplementedError("lu_solve: transposing with respect to lu is not linear")
+    if type(ct) is Zero:
+        return [None, None, Zero(b.aval)]
+    # (a^-1)^T = (a^T)^-1: the other solve with the same factors (no conjugation)
+    return [None, None, d.lu_solve_p.bind(lu, perm, ct, transpose_a=not transpose_a)]
+
+
+transpose_rules[d.lu_solve_p] = _lu_solve_transpose
+
+
+def _solve_jvp(primals, tangents):
+    # JAX's jnp.linalg.solve (custom_linear_solve): one factorization of the primal a
+    # serves the primal and the tangent, dx = a^-1 (db - da x). a's tangent never meets
+    # lu's jvp, and reverse mode transposes lu_solve into the transposed solve with the
+    # same factors: dA = -(a^-T ct) x^T.
+    (a, b), (da, db) = primals, tangents
+    lu, _, perm = d.lu_p.bind(a)
+    x = d.lu_solve_p.bind(lu, perm, b, transpose_a=False)
+    rhs = None if type(db) is Zero else db
+    if type(da) is not Zero:
+        dax = _mm(da, x)
+        rhs = lax.neg(dax) if rhs is None else lax.sub(rhs, dax)
+    if rhs is None:
+        return x, Zero.like(x)
+    return x, d.lu_solve_p.bind(lu, perm, rhs, transpose_a=False)
+
+
+jvp_rules[d.solve_p] = _solve_jvp
+
+
+def _solve_transpose(ct, a, b):
+    # Linear in b where a solve is applied to a tangent (a jvp rule's, a custom rule's):
+    # the solve with a.T (no conjugation).
+    if is_undefined_primal(a):
+        raise NotImplementedError("solve: transposing with respect to the matrix a is not linear")
+    if type(ct) is Zero:
+        return [None, Zero(b.aval)]
+    return [None, d.solve_p.bind(_T(a), ct)]
+
+
+transpose_rules[d.solve_p] = _solve_transpose
+
+
 # ------------------------------------------------------------------------------ eig
 
 
@@ -338,19 +424,11 @@ def _eig_jvp(primals, tangents, *, vectors):
         return outs, [Zero.like(o) for o in outs]
     w, v = d.eig_p.bind(a, vectors=True)
     c = get_aval(v).dtype
-    vinv_da = _solve(v, lax.convert_element_type(a_dot, c))
+    lu, _, perm = d.lu(v)  # one factorization for the tangent and its transpose
+    vinv_da = d.lu_solve(lu, perm, lax.convert_element_type(a_dot, c))
     nd = len(a.shape)
     w_dot = lax.reduce_sum(lax.mul(vinv_da, _T(v)), (nd - 1,))
     return [w], [w_dot]
-
-
-def _solve(a, b):
-    """``a^-1 b`` by ``lu`` and two triangular solves (complex allowed)."""
-    lu, _, perm = d.lu(a)
-    m = a.shape[-1]
-    p = lax.convert_element_type(lax.eq(_col(perm), np.arange(m, dtype=d.PIVOT_DTYPE)), b.dtype)
-    y = d.triangular_solve(lu, _mm(p, b), left_side=True, lower=True, unit_diagonal=True)
-    return d.triangular_solve(lu, y, left_side=True, lower=False)
 
 
 jvp_rules[d.eig_p] = _eig_jvp
@@ -365,5 +443,6 @@ def _front_batch(prim, axis_size, args, dims, **params):
     return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
 
 
-for _p in (d.cholesky_p, d.eigh_p, d.qr_p, d.svd_p, d.lu_p, d.triangular_solve_p, d.eig_p):
+for _p in (d.cholesky_p, d.eigh_p, d.qr_p, d.svd_p, d.lu_p, d.triangular_solve_p, d.eig_p,
+           d.lu_solve_p, d.solve_p):  # fmt: skip
     batch_rules[_p] = partial(_front_batch, _p)

@@ -8,7 +8,9 @@ perturbation never changes a pivot, so finite differences see one branch). Entri
 primitive must not read (the triangle ``cholesky``, ``eigh`` and ``triangular_solve``
 ignore) are junk. References: numpy.linalg for what numpy has; for ``lu`` a plain
 per-matrix loop written from the definition, for ``triangular_solve`` ``np.linalg.solve``
-of the triangle.
+of the triangle, for ``lu_solve`` ``np.linalg.solve`` of the matrix rebuilt from ``lu``
+and the permutation (so finite differences in ``lu`` move that matrix). The solves'
+matrices are row-shuffled diagonally dominant ones (well conditioned, pivoting).
 """
 
 from __future__ import annotations
@@ -221,6 +223,57 @@ def _triangular_solve_ref(a, b, *, left_side, lower, transpose_a, unit_diagonal)
     return np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
 
 
+# ------------------------------------------------------------------ lu_solve, solve
+
+
+def _well_conditioned(rng, batch, n, imag=False):
+    """Rows of a diagonally dominant matrix (2 on the diagonal, the rest of each row
+    summing below 1) in a random order, so that ``lu`` pivots; complex if ``imag``."""
+    off = rng.uniform(-1, 1, (*batch, n, n))
+    if imag:
+        off = (off + 1j * rng.uniform(-1, 1, off.shape)) / np.sqrt(2)
+    a = off / max(n, 1) + 2 * np.eye(n)
+    return rng.permuted(a, axis=-2) if a.size else a
+
+
+def _lu_solve_draw(lu_ref=None, imag=False):
+    def draw(data, dtype):
+        rng, batch, n, k = _rng(data), _batch(data), _side(data, "n"), _side(data, "k")
+        lu, _, perm = (lu_ref or _lu_ref)(_well_conditioned(rng, batch, n, imag))
+        b = rng.standard_normal((*batch, n, k))
+        if imag:
+            b = b + 1j * rng.standard_normal(b.shape)
+        transpose_a = data.draw(st.booleans(), label="transpose_a")
+        return [lu.astype(dtype), perm, b.astype(dtype)], dict(transpose_a=transpose_a)
+
+    return draw
+
+
+def _lu_solve_ref(lu, permutation, b, *, transpose_a):
+    wide = np.result_type(lu, b, np.float64)
+    lu, b = np.asarray(lu, wide), np.asarray(b, wide)
+    n = lu.shape[-1]
+    if b.size == 0:
+        return np.zeros(b.shape, wide)
+    a = np.empty_like(lu)  # a[permutation] = L @ U
+    rows = np.broadcast_to(np.asarray(permutation)[..., None], lu.shape)
+    np.put_along_axis(a, rows, (np.tril(lu, -1) + np.eye(n)) @ np.triu(lu), axis=-2)
+    return np.linalg.solve(np.swapaxes(a, -1, -2) if transpose_a else a, b)
+
+
+def _solve_draw(data, dtype):
+    rng, batch, n, k = _rng(data), _batch(data), _side(data, "n"), _side(data, "k")
+    return [_well_conditioned(rng, batch, n).astype(dtype),
+            rng.standard_normal((*batch, n, k)).astype(dtype)], {}  # fmt: skip
+
+
+def _solve_ref(a, b):
+    wide = np.result_type(a, b, np.float64)
+    if np.size(b) == 0:
+        return np.zeros(np.shape(b), wide)
+    return np.linalg.solve(np.asarray(a, wide), np.asarray(b, wide))
+
+
 _TOL = dict(rtol=1e-4, atol=1e-4)
 
 CASES = [
@@ -236,4 +289,8 @@ CASES = [
     Case(d.lu_p, _lu_draw(dominant=False), _lu_ref, FLOATS, name="lu_any", **_TOL),
     Case(d.triangular_solve_p, _triangular_solve_draw, _triangular_solve_ref, FLOATS,
          diff_args=(0, 1), linear_args=(1,), extra={"const_args": (0,)}, **_TOL),
+    Case(d.lu_solve_p, _lu_solve_draw(), _lu_solve_ref, FLOATS, diff_args=(0, 2),
+         linear_args=(2,), extra={"const_args": (0, 1)}, **_TOL),
+    Case(d.solve_p, _solve_draw, _solve_ref, FLOATS, diff_args=(0, 1),
+         linear_args=(1,), extra={"const_args": (0,)}, **_TOL),
 ]  # fmt: skip

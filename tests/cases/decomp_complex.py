@@ -4,13 +4,13 @@ tests/cases/__init__.py and tests/cases/decomp.py).
 ``eig``'s inputs are ``P diag(w) P^-1`` with eigenvalues at least 0.5 apart and a
 well-conditioned ``P``, so LAPACK's order of the eigenvalues holds under the small
 perturbations of finite differences; its eigenvalues are checked by every contract, its
-eigenvectors (no derivative, as in JAX) by impl, vmap and jit. ``lu`` and
-``triangular_solve`` on complex matrices are checked by every contract (their rules are
-complex as they are), and so are ``cholesky``, tall ``qr`` and the singular values of
-``svd`` (JAX's rules with conjugate transposes); ``eigh``'s and ``svd``'s complex
-eigen/singular vectors have a phase LAPACK picks, so those cases are checked by impl,
-vmap and jit, and their gradients of phase-free functions against JAX's
-(tests/ops/test_linalg_complex.py).
+eigenvectors (no derivative, as in JAX) by impl, vmap and jit. ``lu``,
+``triangular_solve``, ``lu_solve`` and ``solve`` on complex matrices are checked by every
+contract (their rules are complex as they are), and so are ``cholesky``, tall ``qr`` and
+the singular values of ``svd`` (JAX's rules with conjugate transposes); ``eigh``'s and
+``svd``'s complex eigen/singular vectors have a phase LAPACK picks, so those cases are
+checked by impl, vmap and jit, and their gradients of phase-free functions against
+JAX's (tests/ops/test_linalg_complex.py).
 """
 
 from __future__ import annotations
@@ -24,8 +24,12 @@ from . import Case
 from .decomp import (
     _batch,
     _lu_draw,
+    _lu_solve_draw,
+    _lu_solve_ref,
     _rng,
     _side,
+    _solve_draw,
+    _solve_ref,
     _spread,
     _triangular_solve_draw,
     _triangular_solve_ref,
@@ -147,6 +151,11 @@ CASES = [
     Case(d.triangular_solve_p, _complex(_triangular_solve_draw), _triangular_solve_ref,
          COMPLEX, name="triangular_solve_complex", diff_args=(0, 1), linear_args=(1,),
          extra={"const_args": (0,)}, **_TOL),
+    Case(d.lu_solve_p, _lu_solve_draw(_lu_ref, imag=True), _lu_solve_ref,
+         COMPLEX, name="lu_solve_complex", diff_args=(0, 2), linear_args=(2,),
+         extra={"const_args": (0, 1)}, **_TOL),
+    Case(d.solve_p, _complex(_solve_draw), _solve_ref, COMPLEX, name="solve_complex",
+         diff_args=(0, 1), linear_args=(1,), extra={"const_args": (0,)}, **_TOL),
     Case(d.cholesky_p, _hermitian(True), lambda x: np.linalg.cholesky(x), COMPLEX,
          name="cholesky_complex", diff_args=(0,), **_TOL),
     Case(d.eigh_p, _hermitian(False), lambda x: list(np.linalg.eigh(x, UPLO="L")), COMPLEX,

@@ -1,7 +1,7 @@
-"""The LAPACK/BLAS route of ``lu`` and ``triangular_solve`` (numpy's OpenBLAS through
-ctypes) gives what the numpy loops give, on every branch: trsv and trsm, both sides,
-both triangles, transposed or not, unit diagonal or not, batches split over threads or
-not, empty shapes, singular matrices."""
+"""The LAPACK/BLAS route of ``lu``, ``triangular_solve`` and ``lu_solve`` (numpy's
+OpenBLAS through ctypes) gives what the numpy loops give, on every branch: trsv and
+trsm, both sides, both triangles, transposed or not, unit diagonal or not, batches split
+over threads or not, empty shapes, singular matrices."""
 
 import numpy as np
 import pytest
@@ -67,3 +67,33 @@ def test_other_dtypes_take_the_loops():
     assert cpu_lapack.lu_factor(half) is None
     kw = dict(left_side=True, lower=True, transpose_a=False, unit_diagonal=False)
     assert cpu_lapack.solve_triangular(half, half, **kw) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    batch=st.sampled_from([(), (3,), (40,), (0,)]),
+    n=st.integers(0, 6),
+    k=st.sampled_from([0, 1, 3]),
+    transpose_a=st.booleans(),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    seed=st.integers(0, 2**16),
+)
+def test_lu_solve_equals_the_loops(batch, n, k, transpose_a, dtype, seed):
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal((*batch, n, n)) + 4 * np.eye(n)).astype(dtype)
+    b = rng.standard_normal((*batch, n, k)).astype(dtype)
+    lu, _, perm = cpu_decomp.lu_factor_batched(a)
+    got = cpu_lapack.lu_solve(lu, perm, b, transpose_a=transpose_a)
+    rows = np.broadcast_to(perm[..., None], b.shape)
+    kw = dict(left_side=True, transpose_a=transpose_a)
+    if transpose_a:
+        w = cpu_decomp.solve_triangular_batched(lu, b, lower=False, unit_diagonal=False, **kw)
+        w = cpu_decomp.solve_triangular_batched(lu, w, lower=True, unit_diagonal=True, **kw)
+        want = np.empty_like(w)
+        np.put_along_axis(want, rows, w, axis=-2)
+    else:
+        y = np.take_along_axis(b, rows, axis=-2)
+        y = cpu_decomp.solve_triangular_batched(lu, y, lower=True, unit_diagonal=True, **kw)
+        want = cpu_decomp.solve_triangular_batched(lu, y, lower=False, unit_diagonal=False, **kw)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
