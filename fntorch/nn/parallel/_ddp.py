@@ -99,6 +99,7 @@ class DistributedDataParallel(Module):
         self._grad_hooks = [
             p.register_post_accumulate_grad_hook(ready) for b in self._buckets for p in b
         ]
+        weakref.finalize(self, _remove, self._grad_hooks)
 
     def _sync_state(self, cells):
         """Rank 0's values of ``cells``, in one broadcast: flattened together as float64,
@@ -120,8 +121,8 @@ class DistributedDataParallel(Module):
     def forward(self, *args, **kwargs):
         """The wrapped module's forward (buffers first take rank 0's values, as PyTorch's
         ``broadcast_buffers``)."""
-        if self._reducer is not None and self._reducer.launched and not _cell_scopes:
-            self._reducer.abandon()  # a backward that raised left reductions running
+        if self._reducer is not None and self._reducer.busy and not _cell_scopes:
+            self._reducer.abandon()  # a backward that raised left its state (and reductions)
         if self.broadcast_buffers and self.world_size > 1:
             self._sync_state(self.module.buffers())
         return self.module(*args, **kwargs)
@@ -172,6 +173,12 @@ class DistributedDataParallel(Module):
             n = g.size
             p.grad = api.reshape(mean[start : start + n], g.shape)
             start += n
+
+
+def _remove(handles) -> None:
+    """Takes a collected DDP's hooks off its parameters (they may outlive it)."""
+    for h in handles:
+        h.remove()
 
 
 def _buckets(params: list, cap_bytes: float, first_cap_bytes: float | None = None) -> list:

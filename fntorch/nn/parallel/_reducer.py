@@ -61,6 +61,11 @@ class Reducer:
         self._next = 0  # the next bucket to start: in order, the same on every rank
         self.launched: list = []
 
+    @property
+    def busy(self) -> bool:
+        """Whether a backward has marked parameters ready without ``finish``."""
+        return bool(self._ready)
+
     def mark_ready(self, p) -> None:
         """``p``'s gradient is final for this backward: start every bucket, in order,
         whose parameters are all ready."""

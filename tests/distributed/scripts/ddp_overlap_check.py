@@ -1,7 +1,8 @@
 """Run by tests/distributed/test_mpi.py under `mpiexec -n 2`: DDP's bucket all-reduces
 start during the backward (an event log shows a bucket started before the first
-layer's gradient existed), and training with several buckets, a parameter only rank 1
-uses and one no rank uses equals single-process training on the whole batch."""
+layer's gradient existed), a backward that raises leaves nothing behind, and training
+with several buckets, a parameter only rank 1 uses and one no rank uses equals
+single-process training on the whole batch."""
 
 import numpy as np
 
@@ -62,6 +63,24 @@ for p, g in zip(mlp.parameters(), mine):
     both = ft.distributed.all_reduce(g, ft.distributed.ReduceOp.AVG)
     np.testing.assert_allclose(np.asarray(p.grad), np.asarray(both), rtol=1e-6)
 comm.iallreduce = start
+
+# a backward that raises after buckets started: the next forward waits for them and
+# forgets them, and the next backward reduces as usual
+boom = mlp[2].weight.register_post_accumulate_grad_hook(lambda p: 1 / 0)
+try:
+    model(x).square().sum().backward()
+    raise AssertionError("the hook did not raise")
+except ZeroDivisionError:
+    pass
+boom.remove()
+assert model._reducer.busy and model._reducer.launched
+for p in mlp.parameters():
+    p.grad = None
+model(x).square().sum().backward()
+assert not model._reducer.busy
+for p, g in zip(mlp.parameters(), mine):
+    both = ft.distributed.all_reduce(g, ft.distributed.ReduceOp.AVG)
+    np.testing.assert_allclose(np.asarray(p.grad), np.asarray(both), rtol=1e-6)
 
 
 # --- training with used-on-one-rank and unused parameters -----------------------------
