@@ -29,12 +29,12 @@ from ._group import (
     launch_env,
 )
 from .comm import LocalCommunicator, MPICommunicator
-from .mesh import Mesh, P, PartitionSpec, shard_map
+from .mesh import Mesh, P, PartitionSpec, make_mesh, shard_map
 
 __all__ = [
     "WORLD_AXIS", "DistributedError", "ReduceOp", "all_gather", "all_gather_into_tensor",
     "all_reduce", "barrier", "broadcast", "destroy_process_group", "get_backend", "get_rank",
     "get_world_size", "init_process_group", "initialize", "is_available", "is_initialized",
     "launch_env", "LocalCommunicator", "MPICommunicator", "Mesh", "P", "PartitionSpec",
-    "shard_map",
+    "make_mesh", "shard_map",
 ]  # fmt: skip

@@ -247,7 +247,8 @@ def barrier(group=None, async_op=False, device_ids=None) -> None:
 
 
 def destroy_process_group(group=None) -> None:
-    """Ends the default group (its communicator and its process axis).
+    """Ends the default group: its communicator, and every process axis (the meshes'
+    communicators, split from it).
 
     >>> import fntorch as ft
     >>> ft.distributed.destroy_process_group()  # nothing to end: no error
@@ -255,8 +256,12 @@ def destroy_process_group(group=None) -> None:
     comm = process_axes.get(WORLD_AXIS)
     if comm is None:
         return
-    for name in [n for n, c in process_axes.items() if c is comm]:  # its meshes' axes too
+    # Every process axis is the default group or a mesh's split of it: all end with it.
+    derived = {id(c): c for c in process_axes.values() if c is not comm}
+    for name in list(process_axes):
         unbind_process_axis(name)
+    for c in derived.values():
+        c.close()
     comm.close()
 
 

@@ -12,7 +12,15 @@ MPI, CuPy arrays for NCCL) along their first dim, and returns a new buffer:
 - ``permute(x, perm)``: for each ``(source, destination)`` pair the source's ``x`` goes to
   the destination; a rank that receives nothing gets zeros;
 - ``broadcast(x, root)``: ``root``'s ``x``;
-- ``barrier()``.
+- ``barrier()``;
+- ``iallreduce(x, op)``: ``allreduce`` started without waiting; returns a ``Work``
+  whose ``wait()`` returns the result (``test()``: whether it is done, and a nudge to
+  the engine's progress). Every rank must start its non-blocking collectives in the
+  same order, as MPI requires;
+- ``split(color, key)``: the communicator of the ranks that pass the same ``color``,
+  ranked by ``key`` (MPI's ``Comm_split``; a collective over this group), and
+  ``dup()``, the same group as a separate communicator whose collectives never match
+  this one's.
 
 ``LocalCommunicator`` is the group of one process (no engine needed);
 ``MPICommunicator`` runs on mpi4py (imported when one is made);
@@ -23,6 +31,8 @@ MPI and NCCL move typed memory, nothing is pickled.
 >>> c = LocalCommunicator()
 >>> c.allreduce(np.ones(2, np.float32), "sum").tolist(), c.allgather(np.ones(2)).shape
 ([1.0, 1.0], (1, 2))
+>>> c.iallreduce(np.ones(2), "sum").wait().tolist(), c.split(0, 0).size
+([1.0, 1.0], 1)
 """
 
 from __future__ import annotations
@@ -78,9 +88,41 @@ class LocalCommunicator:
         """Returns once every rank of the group has called it."""
         pass
 
+    def iallreduce(self, x, op):
+        """``allreduce`` as a ``Work`` (here already done)."""
+        return DoneWork(self.allreduce(x, op))
+
+    def split(self, color: int, key: int):
+        """The ranks passing the same ``color``: here this process alone."""
+        return LocalCommunicator()
+
+    def dup(self):
+        """The same group as a separate communicator."""
+        return LocalCommunicator()
+
     def close(self):
         """Releases the communicator (its watchdog thread)."""
         pass
+
+
+class DoneWork:
+    """A ``Work`` whose result is already there (a group of one, or a fallback).
+
+    >>> import numpy as np
+    >>> w = DoneWork(np.zeros(1)); w.test(), w.wait().tolist()
+    (True, [0.0])
+    """
+
+    def __init__(self, result):
+        self.result = result
+
+    def test(self) -> bool:
+        """Whether the collective has completed: always."""
+        return True
+
+    def wait(self):
+        """The result."""
+        return self.result
 
 
 def _contiguous(x):
@@ -190,7 +232,7 @@ class MPICommunicator:
 
     backend = "mpi"
 
-    def __init__(self, comm=None, timeout: float | None = None):
+    def __init__(self, comm=None, timeout: float | None = None, watchdog: Watchdog | None = None):
         from mpi4py import MPI  # only when MPI is used: the base install never needs it
 
         self._MPI = MPI
@@ -198,7 +240,10 @@ class MPICommunicator:
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
         self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
-        self.watchdog = Watchdog(
+        # A split or dup shares its parent's watchdog: one thread per process, and a
+        # hang anywhere aborts the whole job through the parent.
+        self._owns_watchdog = watchdog is None
+        self.watchdog = watchdog or Watchdog(
             self.rank, collective_timeout() if timeout is None else timeout, self._abort
         )
 
@@ -278,6 +323,67 @@ class MPICommunicator:
         self.comm.Barrier()
         self.watchdog.disarm()
 
+    def iallreduce(self, x, op):
+        """``allreduce`` started with MPI's ``Iallreduce``; ``wait()`` on the returned
+        ``Work`` gives the result."""
+        _check_op(op)
+        x = _contiguous(x)
+        dtype = x.dtype
+        if dtype not in _MPI_REDUCIBLE:
+            x = x.astype(np.float32 if dtype.kind in "fV" else np.int32)
+        out = np.empty_like(x)
+        request = self.comm.Iallreduce(x, out, op=self._ops[op])
+        return MPIWork(request, (x, out), dtype, self.watchdog)
+
+    def split(self, color: int, key: int):
+        """The ranks passing the same ``color``, ranked by ``key`` (``Comm.Split``)."""
+        self.watchdog.arm("split")
+        comm = self.comm.Split(int(color), int(key))
+        self.watchdog.disarm()
+        return MPICommunicator(comm, watchdog=self.watchdog)
+
+    def dup(self):
+        """The same group as a separate communicator (``Comm.Dup``)."""
+        self.watchdog.arm("dup")
+        comm = self.comm.Dup()
+        self.watchdog.disarm()
+        return MPICommunicator(comm, watchdog=self.watchdog)
+
     def close(self):
-        """Releases the communicator (its watchdog thread)."""
-        self.watchdog.stop()
+        """Releases the communicator (its watchdog thread, if it has its own)."""
+        if self._owns_watchdog:
+            self.watchdog.stop()
+
+
+class MPIWork:
+    """A started ``Iallreduce``: ``wait()`` returns its result (cast back to the
+    operand's dtype), ``test()`` whether it is done. The buffers stay referenced until
+    it completes, as MPI reads and writes them meanwhile.
+
+    >>> MPIWork.wait.__doc__.split()[0]
+    'Waits'
+    """
+
+    def __init__(self, request, buffers, dtype, watchdog):
+        self.request, self.buffers, self.dtype, self.watchdog = request, buffers, dtype, watchdog
+        self.result = None
+
+    def test(self) -> bool:
+        """Whether it is done (each call lets MPI progress it)."""
+        if self.result is None and self.request.Test():
+            self._done()
+        return self.result is not None
+
+    def wait(self):
+        """Waits for the all-reduce (bounded by the watchdog) and returns its result."""
+        if self.result is None:
+            self.watchdog.arm("allreduce (started by iallreduce)")
+            self.request.Wait()
+            self.watchdog.disarm()
+            self._done()
+        return self.result
+
+    def _done(self):
+        out = self.buffers[1]
+        self.result = out if out.dtype == self.dtype else out.astype(self.dtype)
+        self.buffers = None

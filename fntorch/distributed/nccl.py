@@ -52,6 +52,8 @@ class NCCLCommunicator:
         self._cp, self._nccl = cp, nccl
         self.rank, self.size = rank, size
         cp.cuda.Device(device_index).use()
+        self.device_index = device_index
+        self._side = None  # the stream of the non-blocking collectives (made when needed)
         try:  # current CuPy takes the id as bytes
             self.comm = nccl.NcclCommunicator(size, bytes(unique_id), rank)
         except TypeError:  # older CuPy: a tuple of C chars
@@ -144,9 +146,70 @@ class NCCLCommunicator:
         self.allreduce(self._cp.zeros(1, np.float32), "sum")
         self._cp.cuda.get_current_stream().synchronize()
 
+    def iallreduce(self, x, op):
+        """``allreduce`` launched on this communicator's own stream, after the work
+        queued so far on the current one: the current stream goes on meanwhile.
+        ``wait()`` makes the current stream wait for it and returns the result."""
+        if op not in OPS:
+            raise ValueError(f"iallreduce: op must be one of {OPS}, got {op!r}")
+        cp = self._cp
+        x = self._c(x)
+        dtype = x.dtype
+        if dtype not in self._types:
+            x = x.astype(np.float32 if dtype.kind in "fV" else np.int32)
+        out = cp.empty_like(x)
+        if self._side is None:
+            self._side = cp.cuda.Stream(non_blocking=True)
+        inputs_ready = cp.cuda.get_current_stream().record()
+        self._side.wait_event(inputs_ready)
+        self.comm.allReduce(x.data.ptr, out.data.ptr, x.size, self._types[x.dtype],
+                            self._ops[op], self._side.ptr)  # fmt: skip
+        return NCCLWork(cp, self._side.record(), (x, out), dtype)
+
+    def split(self, color: int, key: int):
+        """The ranks passing the same ``color``, ranked by ``key``: a new NCCL
+        communicator per color, whose unique id its first rank makes and every rank
+        gathers (with this communicator)."""
+        cp, nccl = self._cp, self._nccl
+        mine = cp.asarray([int(color), int(key), self.rank], np.int64)
+        table = cp.asnumpy(self.allgather(mine)).tolist()
+        members = sorted((k, r) for c, k, r in table if c == int(color))
+        leader = members[0][1]
+        uid = bytes(b % 256 for b in nccl.get_unique_id()) if self.rank == leader else bytes(128)
+        ids = cp.asnumpy(self.allgather(cp.asarray(np.frombuffer(uid, np.uint8))))
+        rank = [r for _, r in members].index(self.rank)
+        return NCCLCommunicator(rank, len(members), bytes(ids[leader]), self.device_index)
+
+    def dup(self):
+        """The same group as a separate NCCL communicator."""
+        return self.split(0, self.rank)
+
     def close(self):
         """Releases the NCCL communicator."""
         self.comm.destroy()
+
+
+class NCCLWork:
+    """An all-reduce running on a side stream: ``wait()`` orders the current stream
+    after it and returns the result; the operand is kept alive until then, since the
+    side stream still reads it.
+
+    >>> NCCLWork.test.__doc__.split()[0]
+    'Whether'
+    """
+
+    def __init__(self, cp, done, buffers, dtype):
+        self._cp, self.done, self.buffers, self.dtype = cp, done, buffers, dtype
+
+    def test(self) -> bool:
+        """Whether the all-reduce has finished on the GPU."""
+        return self.done.done
+
+    def wait(self):
+        """The result, ordered before whatever the current stream runs next."""
+        self._cp.cuda.get_current_stream().wait_event(self.done)
+        out = self.buffers[1]
+        return out if out.dtype == self.dtype else out.astype(self.dtype)
 
 
 def nccl_communicator(env: dict) -> NCCLCommunicator:

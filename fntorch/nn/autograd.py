@@ -32,6 +32,7 @@ the new tape's treats them as constants.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import contextvars
 import functools
@@ -53,6 +54,7 @@ from ..fx.device import default_device, host_device
 from ..fx.graph import GraphTrace, GraphTracer
 from ..transforms.ad import JVPTrace, JVPTracer, Zero, backward_pass, is_differentiable
 from ..transforms.autodiff import vjp
+from ._accumulate import Accumulation, torch_convention
 
 __all__ = [
     "TapeTensor", "backward", "grad", "no_grad", "enable_grad", "inference_mode",
@@ -255,10 +257,11 @@ class TapeTensor(Tensor):
     def is_leaf(self) -> bool:
         return False
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulates d(self)/d(cell) into ``.grad`` of every cell it was computed from
-        (``gradient``: the cotangent, required unless ``self`` is a scalar)."""
-        backward(self, gradient, retain_graph, create_graph)
+        (``gradient``: the cotangent, required unless ``self`` is a scalar; ``inputs``:
+        only these cells)."""
+        backward(self, gradient, retain_graph, create_graph, inputs)
 
     def detach(self) -> Tensor:
         """The value, no longer recorded."""
@@ -369,11 +372,21 @@ def _release(outputs, tape) -> None:
         fn.args = None
 
 
-def _transpose(outputs, cotangents, retain_graph):
+def _transpose(outputs, cotangents, retain_graph, on_leaf=None):
     """``[(cell, cotangent)]`` of the cells the ``outputs`` (TapeTensors of one tape) were
-    computed from."""
+    computed from. ``on_leaf(cell, ct, last)`` is called as each tape input's cotangent
+    becomes final, during the transpose (``last``: the cell's last input)."""
     tape = _tape_of(outputs)
     g = tape.graph.to_graph([o._tangent for o in outputs])
+    final = None
+    if on_leaf is not None:
+        left = collections.Counter(id(cell) for cell, _ in tape.leaves)
+
+        def final(i, ct):
+            cell = tape.leaves[i][0]
+            left[id(cell)] -= 1
+            on_leaf(cell, ct, left[id(cell)] == 0)
+
     # The zeros the transpose rules make (broadcast from a scalar) stand for values of
     # the cotangents' device: made there, as in ``vjp``. The backward runs in the dtypes
     # the forward recorded, also inside ft.autocast.
@@ -383,7 +396,7 @@ def _transpose(outputs, cotangents, retain_graph):
         default_device(dev) if dev else contextlib.nullcontext(),
         _fx_autocast.suspended(),
     ):
-        cts = backward_pass(g, list(cotangents))
+        cts = backward_pass(g, list(cotangents), final)
     pairs = [(cell, ct) for (cell, _), ct in zip(tape.leaves, cts) if type(ct) is not Zero]
     if not retain_graph:
         _release(outputs, tape)
@@ -469,21 +482,6 @@ def _transpose_taped(outputs, cotangents, retain_graph, where):
     return list(zip(cells, cts))
 
 
-def _torch_convention(x):
-    """A complex gradient in PyTorch's convention from JAX's, or back: its conjugate.
-
-    ``ft.grad`` gives JAX's ``df/dx - i df/dy`` for a real ``f`` of ``z = x + iy``;
-    PyTorch's ``.grad`` is ``df/dx + i df/dy``, the direction of steepest ascent, so
-    that ``p - lr * p.grad`` descends (the optimizers rely on it).
-    """
-    dtype = getattr(x, "dtype", None)
-    if dtype is None or dtype.kind != "c":
-        return x
-    from ..ops import lax
-
-    return lax.conj(x)
-
-
 def _cotangent(out, g, where, create_graph=False):
     if g is None:
         if out.shape != ():
@@ -533,37 +531,22 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 "grad_fn (it was not computed from a Parameter with requires_grad=True "
                 "outside ft.no_grad())"
             )
-    cts = [_torch_convention(_cotangent(o, g, "backward", create_graph)) for o, g in zip(outs, gs)]
+    cts = [torch_convention(_cotangent(o, g, "backward", create_graph)) for o, g in zip(outs, gs)]
     only = None if inputs is None else {id(c) for c in inputs}
+    acc = Accumulation(only, create_graph, _grad_enabled)
     if create_graph:
-        pairs = _transpose_taped(outs, cts, retain_graph, "backward")
+        for cell, ct in _transpose_taped(outs, cts, retain_graph, "backward"):
+            acc.leaf(cell, ct, True)
     else:
-        pairs = _transpose(outs, cts, retain_graph)
-    pairs = list(pairs)
-    for cell, ct in pairs:
-        ct = _torch_convention(ct)
-        if only is not None and id(cell) not in only:
-            continue
-        if create_graph and not _cell_scopes:
-            cell.grad = ct if cell.grad is None else cell.grad + ct
-            continue
-        if isinstance(ct, Tracer):  # staged by a jit trace: its scope carries .grad out
-            prev = _cell_scopes[-1].grad_of(cell)
-            _cell_scopes[-1].set_grad(cell, ct if prev is None else prev + ct)
-            continue
-        ct = _new_tensor(ct._value) if isinstance(ct, Tensor) else _new_tensor(np.asarray(ct))
-        if _cell_scopes:
-            prev = _cell_scopes[-1].grad_of(cell)
-            _cell_scopes[-1].set_grad(cell, ct if prev is None else prev + ct)
-            continue
-        cell.grad = ct if cell.grad is None else _new_tensor(cell.grad._value + ct._value)
+        _transpose(outs, cts, retain_graph, acc.leaf)
     for hook in list(post_backward_hooks):
-        hook([cell for cell, _ in pairs if only is None or id(cell) in only])
+        hook(acc.cells)
 
 
 # Called as ``hook(cells)`` at the end of each ``backward``, with the cells whose
-# ``.grad`` it wrote (eagerly, or staged under ``ft.jit``): DistributedDataParallel's
-# gradient all-reduce (nn/parallel) hooks in here, as PyTorch's DDP hooks its autograd.
+# ``.grad`` it wrote (eagerly, or staged under ``ft.jit``), after every cell's
+# post-accumulate-grad hooks: DistributedDataParallel (nn/parallel) waits for its
+# buckets' all-reduces here, as PyTorch's reducer finalizes in its autograd callback.
 post_backward_hooks: list = []
 
 
@@ -600,7 +583,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     gs = grad_outputs if isinstance(grad_outputs, (list, tuple)) else [grad_outputs] * len(outs)
     if not all(isinstance(o, TapeTensor) for o in outs):
         raise RuntimeError("autograd.grad: an output does not require grad")
-    cts = [_torch_convention(_cotangent(o, g, "autograd.grad", create_graph))
+    cts = [torch_convention(_cotangent(o, g, "autograd.grad", create_graph))
            for o, g in zip(outs, gs)]  # fmt: skip
     if create_graph:
         pairs = _transpose_taped(outs, cts, retain_graph, "autograd.grad")
@@ -608,7 +591,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         pairs = _transpose(outs, cts, retain_graph)
     found: dict = {}
     for cell, ct in pairs:
-        ct = _torch_convention(ct)
+        ct = torch_convention(ct)
         prev = found.get(id(cell))
         found[id(cell)] = ct if prev is None else prev + ct
     result = []

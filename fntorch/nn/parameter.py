@@ -18,11 +18,31 @@ statement leaves ``x`` untracked (docs/pytorch.md).
 
 from __future__ import annotations
 
+import itertools
+
 from ..fx.cell import Cell
 from ..fx.cell import scopes as _cell_scopes
 from ..fx.core import Tensor
 from ..ops import _tensor_inplace
 from .autograd import _grad_enabled
+
+
+class RemovableHandle:
+    """What ``register_post_accumulate_grad_hook`` returns: ``remove()`` takes the hook
+    away (PyTorch's ``torch.utils.hooks.RemovableHandle``).
+
+    >>> table = {}; h = RemovableHandle(table); table[h.id] = print; h.remove(); table
+    {}
+    """
+
+    _ids = itertools.count()
+
+    def __init__(self, table: dict):
+        self.table, self.id = table, next(self._ids)
+
+    def remove(self) -> None:
+        """Takes the hook away (again: nothing)."""
+        self.table.pop(self.id, None)
 
 
 class Parameter(Cell):
@@ -34,7 +54,7 @@ class Parameter(Cell):
     True
     """
 
-    __slots__ = ("requires_grad", "_grad", "_tape_leaf")
+    __slots__ = ("requires_grad", "_grad", "_tape_leaf", "_post_accumulate_grad_hooks")
 
     def __init__(self, data=None, requires_grad: bool = True):
         if data is None:
@@ -45,6 +65,7 @@ class Parameter(Cell):
         self.requires_grad = bool(requires_grad)
         self._grad: Tensor | None = None
         self._tape_leaf = None  # this parameter's input on the current tape, if any
+        self._post_accumulate_grad_hooks: dict | None = None
 
     @property
     def grad(self) -> Tensor | None:
@@ -76,6 +97,31 @@ class Parameter(Cell):
         """
         self.requires_grad = bool(requires_grad)
         return self
+
+    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
+        """``hook(param)`` runs each time a ``backward`` has finished adding into
+        ``param.grad``: during the backward, as soon as this parameter's gradient is
+        final (later layers' hooks first), as PyTorch's. Returns a handle whose
+        ``remove()`` takes the hook away.
+
+        >>> import fntorch as ft
+        >>> a, b = ft.nn.Parameter(ft.ones(1)), ft.nn.Parameter(ft.ones(1))
+        >>> order = []
+        >>> for name, p in (("a", a), ("b", b)):
+        ...     _ = p.register_post_accumulate_grad_hook(lambda p, name=name: order.append(name))
+        >>> ((a * 2.0).exp() * b).sum().backward(); order  # b is used last: final first
+        ['b', 'a']
+        """
+        if not callable(hook):
+            raise TypeError(
+                "register_post_accumulate_grad_hook: hook must be callable, got "
+                f"{type(hook).__name__}"
+            )
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = {}
+        handle = RemovableHandle(self._post_accumulate_grad_hooks)
+        self._post_accumulate_grad_hooks[handle.id] = hook
+        return handle
 
     @property
     def _taped(self) -> bool:

@@ -1,12 +1,12 @@
 """Collectives over a named axis: the primitives and their abstract-eval rules.
 
-Every collective carries ``axis_name`` (a str) and ``size`` (the bound axis'
-size, looked up when the public function binds it: fx/axes.py), so abstract evaluation
-never reads the axis environment. Under ``vmap(axis_name=)`` the batch trace of that
-name rewrites them into reductions and rearrangements of its batch axis
-(``transforms/vmap_collective.py``); across processes the impls call the mesh's
-communicator (``devices/collectives.py``), eagerly and as compiled programs' library
-steps.
+Every collective carries ``axis_name`` (a str, or a tuple of mesh axis names: their
+group) and ``size`` (the bound axis' size, looked up when the public function binds
+it: fx/axes.py), so abstract evaluation never reads the axis environment. Under
+``vmap(axis_name=)`` the batch trace of that name rewrites them into reductions and
+rearrangements of its batch axis (``transforms/vmap_collective.py``); across processes
+the impls call the mesh's communicator (``devices/collectives.py``), eagerly and as
+compiled programs' library steps.
 
 ``pvary`` is the identity whose transpose is ``psum``: ``shard_map`` applies it to its
 replicated inputs, so their cotangents are summed over the axis (JAX's ``pvary``).
@@ -45,8 +45,11 @@ def _weak(x) -> bool:
 
 
 def _check_axis(where, axis_name, size):
-    if not isinstance(axis_name, str):
-        raise TypeError(f"{where}: axis_name must be a str, got {type(axis_name).__name__}")
+    names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    if not names or not all(isinstance(n, str) for n in names):
+        raise TypeError(
+            f"{where}: axis_name must be a str or a tuple of strs, got {type(axis_name).__name__}"
+        )
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
         raise ValueError(f"{where}: size (of the axis) must be a positive int, got {size!r}")
 

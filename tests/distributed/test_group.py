@@ -66,8 +66,18 @@ def test_errors_name_the_call_and_the_fix(monkeypatch):
             ft.distributed.init_process_group()
         with pytest.raises(ValueError, match="src must be a rank in"):
             ft.distributed.broadcast(ft.ones(1), src=3)
-        with pytest.raises(NotImplementedError, match="only one-dimensional meshes"):
+        with pytest.raises(ValueError, match="Mesh: with 2 axis names, pass devices"):
             ft.distributed.Mesh(("a", "b"))
+        with pytest.raises(ValueError, match=r"one dim per axis name \(2\), got shape \(1,\)"):
+            ft.distributed.Mesh([0], ("a", "b"))
+        with pytest.raises(ValueError, match="each rank 0..0 of the default group once"):
+            ft.distributed.Mesh([[0, 1]], ("a", "b"))
+        with pytest.raises(TypeError, match="Mesh: axis_names must be distinct strs"):
+            ft.distributed.Mesh([[0]], ("a", "a"))
+        with pytest.raises(ValueError, match=r"make_mesh: axis_shapes \(2, 1\) must multiply"):
+            ft.distributed.make_mesh((2, 1), ("a", "b"))
+        with pytest.raises(ValueError, match="P: an axis name may split one dim only"):
+            P("a", ("b", "a"))
         mesh = ft.distributed.Mesh(("data",))
         f = ft.shard_map(lambda x: x, mesh, in_specs=P("model"), out_specs=P())
         with pytest.raises(ValueError, match=r"in_specs names axis \['model'\]"):
@@ -75,6 +85,23 @@ def test_errors_name_the_call_and_the_fix(monkeypatch):
     finally:
         ft.distributed.destroy_process_group()
     assert not ft.distributed.is_initialized()
+
+
+def test_a_two_axis_mesh_in_one_process(group):
+    mesh = ft.distributed.Mesh([[0]], ("dp", "tp"))
+    assert mesh.shape == {"dp": 1, "tp": 1} and mesh.size == 1 and mesh.devices.shape == (1, 1)
+    x = ft.asarray([[1.0, 2.0], [3.0, 4.0]])
+
+    def f(w, xb):
+        return ft.pmean(ft.sum(xb @ w), ("dp", "tp")) + ft.psum(ft.axis_index(("tp", "dp")), "tp")
+
+    g = ft.shard_map(f, mesh, in_specs=(P(), P(("dp", "tp"))), out_specs=P())
+    assert float(g(ft.ones(2), x)) == 10.0
+    np.testing.assert_allclose(np.asarray(ft.jit(ft.grad(g))(ft.ones(2), x)), [4.0, 6.0])
+    other = ft.distributed.Mesh(("data",))
+    h = ft.shard_map(lambda v: ft.psum(v, ("dp", "data")), other, in_specs=P(), out_specs=P())
+    with pytest.raises(ValueError, match=r"psum: axis names \('dp', 'data'\) belong to differ"):
+        h(ft.ones(1))
 
 
 def test_mpi_backend_without_mpiexec_says_how_to_launch():

@@ -1,5 +1,6 @@
 """Collectives over a vmap's named axis, against JAX's vmap with the same axis name,
-and their derivatives (jvp, vjp, transposes) there; errors for unbound names."""
+and their derivatives (jvp, vjp, transposes) there; errors for unbound names; a tuple
+of names over nested vmaps (JAX's where JAX takes it, else numpy)."""
 
 import numpy as np
 import pytest
@@ -219,3 +220,70 @@ def test_collectives_inside_jit_scan_and_cond_under_a_named_vmap():
     np.testing.assert_allclose(
         np.asarray(g(ft.asarray(x))), np.broadcast_to(2 * x.mean(0), x.shape)
     )
+
+
+# ----------------------------------------------------- a tuple of names over nested vmaps
+
+Y = RNG.standard_normal((2, 3, 6)).astype(np.float32)  # lanes (i, j) = (2, 3), each (6,)
+
+
+def _nested(f, x=Y):
+    return np.asarray(ft.vmap(ft.vmap(f, axis_name="j"), axis_name="i")(ft.asarray(x)))
+
+
+@pytest.mark.parametrize("names", [("i", "j"), ("j", "i")])
+def test_reductions_and_axis_index_over_nested_vmap_axes_are_jaxs(names):
+    for f_ft, f_jax in (
+        (lambda v: ft.psum(v, names), lambda v: jax.lax.psum(v, names)),
+        (lambda v: ft.pmean(v, names), lambda v: jax.lax.pmean(v, names)),
+        (lambda v: ft.pmax(v, names), lambda v: jax.lax.pmax(v, names)),
+        (lambda v: v * 0 + ft.axis_index(names), lambda v: v * 0 + jax.lax.axis_index(names)),
+    ):
+        want = jax.vmap(jax.vmap(f_jax, axis_name="j"), axis_name="i")(jnp.asarray(Y))
+        np.testing.assert_allclose(_nested(f_ft), np.asarray(want), rtol=1e-5, err_msg=names)
+
+
+def test_gather_and_scatter_over_nested_vmap_axes_rank_row_major_in_the_given_order():
+    lanes = Y.reshape(6, 6)  # lane k = i * 3 + j
+    by_ji = Y.transpose(1, 0, 2).reshape(6, 6)  # lane k = j * 2 + i
+    for names, order in ((("i", "j"), lanes), (("j", "i"), by_ji)):
+        got = _nested(lambda v, n=names: ft.all_gather(v, n))
+        np.testing.assert_array_equal(got, np.broadcast_to(order, (2, 3, 6, 6)))
+        tiled = _nested(lambda v, n=names: ft.all_gather(v, n, tiled=True))
+        np.testing.assert_array_equal(tiled, np.broadcast_to(order.reshape(36), (2, 3, 36)))
+        # member k keeps block k of the sum: psum_scatter is all_gather's transpose
+        got = _nested(lambda v, n=names: ft.psum_scatter(v, n))
+        rank = np.arange(6).reshape(2, 3) if names == ("i", "j") else np.arange(6).reshape(3, 2).T
+        np.testing.assert_allclose(got, Y.sum((0, 1))[rank], rtol=1e-5)
+        x2 = np.tile(Y, 2)  # (2, 3, 12): blocks of 2
+        got = _nested(lambda v, n=names: ft.psum_scatter(v, n, tiled=True), x2)
+        blocks = x2.sum((0, 1)).reshape(6, 2)
+        np.testing.assert_allclose(got, blocks[rank], rtol=1e-5)
+
+
+def test_grad_through_a_gather_over_nested_vmap_axes():
+    c = RNG.standard_normal((6, 6)).astype(np.float32)
+
+    def total(x):
+        each = ft.vmap(ft.vmap(lambda v: (ft.all_gather(v, ("i", "j")) * c).sum(),
+                               axis_name="j"), axis_name="i")  # fmt: skip
+        return each(x).sum()
+
+    got = ft.grad(total)(ft.asarray(Y))
+    # every lane gathers every lane, so lane k's grad is 6 times row k of c
+    np.testing.assert_allclose(np.asarray(got), 6 * c.reshape(2, 3, 6), rtol=1e-5)
+
+
+def test_tuple_axis_names_errors():
+    both = ft.asarray(Y)
+    with pytest.raises(NotImplementedError, match="ppermute: axis_name .* holding a vmap axis"):
+        _nested(lambda v: ft.ppermute(v, ("i", "j"), [(0, 1)]))
+    with pytest.raises(NotImplementedError, match="all_to_all: axis_name"):
+        _nested(lambda v: ft.all_to_all(v, ("i", "j"), 0, 0))
+    with pytest.raises(ValueError, match="psum: axis_name names an axis twice"):
+        _nested(lambda v: ft.psum(v, ("i", "i")))
+    with pytest.raises(TypeError, match="pmean: axis_name must be a str or a tuple of strs"):
+        _nested(lambda v: ft.pmean(v, ("i", 3)))
+    with pytest.raises(ValueError, match="psum_scatter: dim 0 of shape"):
+        ft.vmap(ft.vmap(lambda v: ft.psum_scatter(v, ("i", "j")), axis_name="j"),
+                axis_name="i")(both[:, :, :4])  # fmt: skip
