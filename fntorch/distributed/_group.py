@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from ..fx.axes import bind_process_axis, process_axes, unbind_process_axis
+from ..fx.axes import axis_owners, bind_process_axis, process_axes, unbind_process_axis
 from ..fx.cell import Cell
 from ..fx.core import Tensor, _new_tensor
 from ..ops import _prims_collective as pc
@@ -256,9 +256,15 @@ def destroy_process_group(group=None) -> None:
     comm = process_axes.get(WORLD_AXIS)
     if comm is None:
         return
-    # Every process axis is the default group or a mesh's split of it: all end with it.
-    derived = {id(c): c for c in process_axes.values() if c is not comm}
-    for name in list(process_axes):
+    # The default group's axis and the meshes' (their splits of it, owned by a mesh, and
+    # the groups of tuples of their names) end with it; an axis bound to a communicator
+    # of its own (bind_process_axis without a mesh) stays.
+    ours = [
+        n for n, c in process_axes.items()
+        if c is comm or isinstance(n, tuple) or axis_owners.get(n) is not None
+    ]  # fmt: skip
+    derived = {id(c): c for n in ours if (c := process_axes[n]) is not comm}
+    for name in ours:
         unbind_process_axis(name)
     for c in derived.values():
         c.close()
