@@ -15,16 +15,18 @@ formula, where the two differ:
 - ``modulus`` (``abs``) is numpy's ``m sqrt(1 + (n/m)**2)`` (no overflow, inf beats NaN);
 - ``log1p`` is numpy's own ``log|1 + z| + i arg(1 + z)`` with glibc's hypot (not
   accurate near 0, as numpy's is not); ``expm1`` is the eager impl's formula;
-- ``exp``, ``log``, ``sqrt`` are the C99 Annex G functions numpy calls (glibc's), with
-  their special values: zeros, infinities and NaNs in either part, signs of zero
-  included, as numpy gives them.
+- ``exp``, ``log``, ``sqrt``, ``sinh``, ``cosh``, ``tanh``, ``sin``, ``cos``, ``tan`` are
+  the C99 Annex G functions numpy calls (glibc's), with their special values: zeros,
+  infinities and NaNs in either part, signs of zero included, as numpy gives them
+  (``tests/lowering/test_complex_kernels.py`` checks a grid of them).
 
 Accuracy: the parts' errors are those of ``mathlib``'s expansions, a few ulp (measured
 against numpy: 4e-7 for complex64, 8e-16 for complex128, relative to |result|). float64
 ``log`` near ``|z| = 1`` carries ``|z|**2 - 1`` exactly (double-double); float32 ``log``
-and ``sqrt`` compute in float64. exp and expm1 of an imaginary part of 2**50 or more
-are NaN, as ``mathlib.sin`` is for such real arguments (numpy gives a value there: its
-reduction is exact, the Cody-Waite one here is not).
+and ``sqrt`` compute in float64. Where a function needs sin or cos of a part of 2**50
+or more (the imaginary part for exp/expm1/sinh/cosh/tanh, the real one for
+sin/cos/tan), the result is NaN, as ``mathlib.sin`` is for such real arguments (numpy
+gives a value there: its reduction is exact, the Cody-Waite one here is not).
 
 >>> from fntorch.lowering.builder import KernelBuilder, f64
 >>> b = KernelBuilder()
@@ -383,3 +385,112 @@ def sqrt(b, z: Cx) -> Cx:
 def rsqrt(b, z: Cx) -> Cx:
     """1 / sqrt(z), as the eager impl: numpy's reciprocal of the square root."""
     return reciprocal(b, sqrt(b, z))
+
+
+# ---------------------------------------------------------------- hyperbolic, trig
+_HYP_SPLIT = {32: 88.0, 64: 709.0}  # past these e**|x| / 2 overflows; products may not
+_TANH_SPLIT = {32: 44.0, 64: 354.0}  # glibc's: tanh is +-1 and im e**-2|x| past these
+_EPS = {32: 2.0**-23, 64: 2.0**-52}
+
+
+def _hyperbolic_products(b, x, y, odd: bool) -> Cx:
+    """(sinh x cos y, cosh x sin y) for ``odd``, else (cosh x cos y, sinh x sin y), with
+    e**|x| / 2 applied as two halves of e**(|x|/2) where it alone would overflow."""
+    c, s = mathlib.cos(b, y), mathlib.sin(b, y)
+    sh, ch = mathlib.sinh(b, x), mathlib.cosh(b, x)
+    near = Cx(b.fmul(sh, c), b.fmul(ch, s)) if odd else Cx(b.fmul(ch, c), b.fmul(sh, s))
+    a = b.fabs(x)
+    w = mathlib.exp(b, b.fmul(a, _c(b, 0.5, x)))
+    half = _c(b, 0.5, x)
+    sign = b.copysign(_c(b, 1.0, x), x)
+
+    def big(t, sinh_part):
+        v = b.fmul(b.fmul(w, b.fmul(half, t)), w)
+        return b.fmul(v, sign) if sinh_part else v
+
+    far = Cx(big(c, odd), big(s, not odd))
+    return _sel(b, b.fcmp("ogt", a, _c(b, _HYP_SPLIT[_bits(x)], x)), far, near)
+
+
+def sinh(b, z: Cx) -> Cx:
+    """sinh x cos y + i cosh x sin y with glibc's special values: im = y at y = 0;
+    (x, NaN) at x = 0 and (+inf, NaN) at x = +-inf when y is infinite or NaN."""
+    x, y = z
+    out = _hyperbolic_products(b, x, y, True)
+    out = Cx(out.re, b.select(_is_zero(b, y), y, out.im))
+    bad_y = b.xor(_is_finite(b, y), b.true())
+    out = _sel(b, b.and_(_is_zero(b, x), bad_y), Cx(x, _c(b, NAN, x)), out)
+    return _sel(b, b.and_(_is_inf(b, x), bad_y), _const(b, INF, NAN, x), out)
+
+
+def cosh(b, z: Cx) -> Cx:
+    """cosh x cos y + i sinh x sin y with glibc's special values: at y = 0 im is a zero
+    of sign(x) sign(y) (y for a NaN x); (NaN, +0) at x = 0 and (+inf, NaN) at x = +-inf
+    when y is infinite or NaN."""
+    x, y = z
+    out = _hyperbolic_products(b, x, y, False)
+    signed = b.select(_isnan(b, x), y, b.fmul(b.copysign(_c(b, 1.0, x), x), y))
+    out = Cx(out.re, b.select(_is_zero(b, y), signed, out.im))
+    bad_y = b.xor(_is_finite(b, y), b.true())
+    out = _sel(b, b.and_(_is_zero(b, x), bad_y), _const(b, NAN, 0.0, x), out)
+    return _sel(b, b.and_(_is_inf(b, x), bad_y), _const(b, INF, NAN, x), out)
+
+
+def _tanh(b, x, y, zero_sign_of_y: bool) -> Cx:
+    """glibc's ctanh (Kahan's form): sinh x cosh x / d + i sin y cos y / d with
+    d = sinh**2 x + cos**2 y; +-1 + i 4 sin y cos y e**-2|x| for large |x|. At x = +-inf
+    im is a zero of y's sign (``zero_sign_of_y``: the eager tanh's) or, as glibc, of
+    sin y cos y's for a finite |y| > 1."""
+    bits = _bits(x)
+    s, c = mathlib.sin(b, y), mathlib.cos(b, y)
+    sh, ch = mathlib.sinh(b, x), mathlib.cosh(b, x)
+    cc = b.fmul(c, c)
+    full = b.fcmp("ogt", b.fabs(sh), b.fmul(b.fabs(c), _c(b, _EPS[bits], x)))
+    d = b.select(full, b.fadd(b.fmul(sh, sh), cc), cc)
+    sc = b.fmul(s, c)
+    out = Cx(b.fdiv(b.fmul(sh, ch), d), b.fdiv(sc, d))
+    a = b.fabs(x)
+    one = b.copysign(_c(b, 1.0, x), x)
+    tail = b.fmul(b.fmul(_c(b, 4.0, x), sc), mathlib.exp(b, b.fmul(a, _c(b, -2.0, x))))
+    out = _sel(b, b.fcmp("ogt", a, _c(b, _TANH_SPLIT[bits], x)), Cx(one, tail), out)
+    nan, zero_y = _c(b, NAN, x), _is_zero(b, y)
+    odd = b.xor(b.and_(_is_finite(b, x), _is_finite(b, y)), b.true())
+    odd_re = b.select(b.or_(zero_y, _is_zero(b, x)), x, nan)
+    out = _sel(b, odd, Cx(odd_re, b.select(zero_y, y, nan)), out)
+    zero = b.copysign(_c(b, 0.0, x), y)
+    if not zero_sign_of_y:
+        big_y = b.and_(_is_finite(b, y), b.fcmp("ogt", b.fabs(y), _c(b, 1.0, x)))
+        zero = b.select(big_y, b.copysign(_c(b, 0.0, x), sc), zero)
+    return _sel(b, _is_inf(b, x), Cx(one, zero), out)
+
+
+def tanh(b, z: Cx) -> Cx:
+    """tanh z as the eager impl: glibc's, with im a zero of y's sign at x = +-inf."""
+    return _tanh(b, z.re, z.im, True)
+
+
+def _times_i(b, z: Cx) -> Cx:
+    return Cx(b.fneg(z.im), z.re)
+
+
+def _over_i(b, z: Cx) -> Cx:
+    return Cx(z.im, b.fneg(z.re))
+
+
+def sin(b, z: Cx) -> Cx:
+    """sin z = -i sinh(iz); at an infinite y with x infinite or NaN, (NaN, +inf) as
+    glibc's csin (the identity would give -inf)."""
+    out = _over_i(b, sinh(b, _times_i(b, z)))
+    fix = b.and_(_is_inf(b, z.im), b.xor(_is_finite(b, z.re), b.true()))
+    return Cx(out.re, b.select(fix, _c(b, INF, z.re), out.im))
+
+
+def cos(b, z: Cx) -> Cx:
+    """cos z = cosh(iz)."""
+    return cosh(b, _times_i(b, z))
+
+
+def tan(b, z: Cx) -> Cx:
+    """tan z = -i tanh(iz), with glibc's ctan zero signs (numpy's, unpatched)."""
+    w = _times_i(b, z)
+    return _over_i(b, _tanh(b, w.re, w.im, False))

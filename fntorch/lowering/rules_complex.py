@@ -93,6 +93,8 @@ complex_rules: dict = {
     "copy": lambda b, z, **_: z, "stop_gradient": lambda b, z, **_: z,
     "exp": _unary(mc.exp), "expm1": _unary(mc.expm1), "log": _unary(mc.log),
     "log1p": _unary(mc.log1p), "sqrt": _unary(mc.sqrt), "rsqrt": _unary(mc.rsqrt),
+    "sin": _unary(mc.sin), "cos": _unary(mc.cos), "tan": _unary(mc.tan),
+    "sinh": _unary(mc.sinh), "cosh": _unary(mc.cosh), "tanh": _unary(mc.tanh),
 }  # fmt: skip
 
 
