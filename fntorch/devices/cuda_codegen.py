@@ -73,9 +73,18 @@ def supports(spec: KernelSpec) -> bool:
     >>> supports(KernelSpec(1, 0, (f32,), (KOp("sort", (("in", 0),), (), f32),),
     ...                     (("op", 0),), (False,)))
     False
+    >>> c64 = np.dtype("complex64")
+    >>> supports(KernelSpec(1, 0, (c64,), (KOp("neg", (("in", 0),), (), c64),),
+    ...                     (("op", 0),), (False,)))
+    False
     """
     from ..lowering.rules import KERNEL_PRIMITIVES
 
+    # Complex kernels are the CPU's for now: on CUDA, complex values take the host
+    # route (``cuda_impls``), where the special values are numpy's.
+    dtypes = (*spec.input_dtypes, *(op.dtype for op in spec.ops))
+    if any(np.dtype(d).kind == "c" for d in dtypes):
+        return False
     for op in spec.ops:
         if op.prim not in KERNEL_PRIMITIVES:
             return False

@@ -75,7 +75,9 @@ class UIToFPOp(llvm.GenericCastOp):
 
 _ICMP = {p.value: i for i, p in enumerate(llvm.ICmpPredicateFlag)}
 
-# numpy dtype -> (register type, memory type); narrow floats compute in float32.
+# numpy dtype -> (register type, memory type); narrow floats compute in float32; a
+# complex value is a pair of its parts' floats in registers (``mathlib_complex.Cx``), an
+# interleaved (re, im) array of two in memory.
 _DTYPE_TYPES = {
     "bool": (i1, i8),
     "int8": (i8, i8),
@@ -90,16 +92,20 @@ _DTYPE_TYPES = {
     "bfloat16": (f32, i16),
     "float32": (f32, f32),
     "float64": (f64, f64),
+    "complex64": (f32, llvm.LLVMArrayType(2, f32)),
+    "complex128": (f64, llvm.LLVMArrayType(2, f64)),
 }
 
 
 def reg_type(dtype):
-    """The LLVM type a value of numpy ``dtype`` has in registers (float16 -> f32)."""
+    """The LLVM type a value of numpy ``dtype`` has in registers (float16 -> f32; a
+    complex64 value is two f32)."""
     return _DTYPE_TYPES[np.dtype(dtype).name][0]
 
 
 def mem_type(dtype):
-    """The LLVM type of one element of ``dtype`` in memory (bool -> i8, bfloat16 -> i16)."""
+    """The LLVM type of one element of ``dtype`` in memory (bool -> i8, bfloat16 -> i16,
+    complex64 -> [2 x f32])."""
     return _DTYPE_TYPES[np.dtype(dtype).name][1]
 
 

@@ -36,7 +36,9 @@ from functools import partial
 
 import numpy as np
 
+from .mathlib_complex import Cx
 from .rules import _is_float
+from .rules_complex import is_complex
 from .spec import (
     FUNCTION_NAME,
     REDUCTIONS,
@@ -59,10 +61,12 @@ ACCUMULATE_BLOCKS = (1 << 18, 1 << 9)  # powers of two: a block's start is a shi
 
 
 # ------------------------------------------------------------------------- errors
-def _unsupported(prim: str) -> NotImplementedError:
+def _unsupported(prim: str, on_complex: bool = False) -> NotImplementedError:
+    what = " of complex operands" if on_complex else ""
+    see = "rules_complex.fuses_complex" if on_complex else "rules.KERNEL_PRIMITIVES"
     return NotImplementedError(
-        f"compile_kernel: primitive {prim!r} has no kernel lowering; the fusion pass must "
-        f"leave it as a library call (see fntorch.lowering.rules.KERNEL_PRIMITIVES)"
+        f"compile_kernel: primitive {prim!r} has no kernel lowering{what}; the fusion pass "
+        f"must leave it as a library call (see fntorch.lowering.{see})"
     )
 
 
@@ -94,7 +98,7 @@ class _Gen:
         cascade: bool = True,
     ):
         from . import builder as B
-        from .rules import lowering_rules, reduction_rules
+        from .rules import complex_reduction_rules, complex_rules, lowering_rules, reduction_rules
 
         self.B, self.spec, self.variant, self.name = B, spec, variant, name
         self.abi = abi  # the target's entry_abi(): where the entry finds its arrays
@@ -102,6 +106,7 @@ class _Gen:
         # the small-call variant, whose whole call is shorter than a block or two.
         self.cascade = cascade
         self.rules, self.reducers = lowering_rules, reduction_rules
+        self.complex_rules, self.complex_reducers = complex_rules, complex_reduction_rules
         self.b = B.KernelBuilder()
         self.row_level = _row_levels(spec)
         self.n_in, self.n_out = len(spec.input_dtypes), len(spec.outputs)
@@ -110,6 +115,9 @@ class _Gen:
     def _lit(self, value, dtype):
         b, B = self.b, self.B
         t = B.reg_type(dtype)
+        if is_complex(dtype):
+            value = complex(value)
+            return Cx(b.const(value.real, t), b.const(value.imag, t))
         if dtype == np.bool_:
             return b.const(1 if bool(value) else 0, t)
         if B.is_float_type(t):
@@ -138,6 +146,10 @@ class _Gen:
     def _load(self, ptr, dtype):
         b, B = self.b, self.B
         name = np.dtype(dtype).name
+        if is_complex(dtype):  # interleaved (re, im)
+            t = B.reg_type(dtype)
+            half = np.dtype(dtype).itemsize // 2
+            return Cx(b.load(ptr, t), b.load(b.gep_const(ptr, half), t))
         if name == "bool":
             return b.icmp("ne", b.load(ptr, B.i8), b.const(0, B.i8))
         if name == "float16":
@@ -150,6 +162,10 @@ class _Gen:
     def _store(self, v, ptr, dtype):
         b, B = self.b, self.B
         name = np.dtype(dtype).name
+        if is_complex(dtype):
+            b.store(v.re, ptr)
+            b.store(v.im, b.gep_const(ptr, np.dtype(dtype).itemsize // 2))
+            return
         if name == "bool":
             v = b.zext(v, B.i8)
         elif name == "float16":
@@ -160,10 +176,11 @@ class _Gen:
 
     def _apply(self, j, args):
         op = self.spec.ops[j]
-        rule = self.rules.get(op.prim)
-        if rule is None:
-            raise _unsupported(op.prim)
         dtype = _operand_dtype(self.spec, op)
+        cplx = is_complex(dtype) or is_complex(op.dtype)
+        rule = (self.complex_rules if cplx else self.rules).get(op.prim)
+        if rule is None:
+            raise _unsupported(op.prim, cplx)
         # A primitive's own ``dtype`` param (iota) is the result dtype: out_dtype says it.
         params = {k: v for k, v in op.params if k not in ("dtype", "out_dtype")}
         n = _integer_exponent(op, dtype)
@@ -441,7 +458,7 @@ class _Gen:
                 cone = {j for j in _cone_of(spec, op.args) if not self.row_level[j]}
                 used = _inputs_used(spec, op.args, cone)
                 dtype = _operand_dtype(spec, op)
-                red = self.reducers[op.prim]
+                red = (self.complex_reducers if is_complex(dtype) else self.reducers)[op.prim]
                 state = red.init(b, dtype)
 
                 def elem(load_input, index, flat, st, op=op, dtype=dtype, red=red, p=pass_no):
@@ -454,11 +471,9 @@ class _Gen:
                     return red.step(b, st, x, flat, dtype)
 
                 blocks = None
-                if red.blocked and _is_float(dtype):
-                    blocks = (
-                        partial(red.init, b, dtype),  # a block's fresh partial
-                        lambda c, part, red=red, dtype=dtype: red.step(b, c, part[0], None, dtype),
-                    )
+                if red.blocked and (_is_float(dtype) or is_complex(dtype)):
+                    # A block's fresh partial, and how one is folded into the total.
+                    blocks = (partial(red.init, b, dtype), partial(red.fold, b, dtype=dtype))
                 state = self._row_nest(bases, used, ridx, red_sizes, state, elem, blocks)
                 v = red.final(b, state, dtype, np.dtype(op.dtype))
                 row_env[r] = self._round(v, op.dtype)

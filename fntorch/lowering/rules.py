@@ -12,6 +12,10 @@ final)``: ``init(b, dtype) -> state``, ``step(b, state, x, index, dtype) -> stat
 (``index``: the element's flat index in its row, i64), ``final(b, state, dtype,
 out_dtype) -> value``.
 
+Equations with a complex operand or result take ``complex_rules`` and
+``complex_reduction_rules`` instead (``rules_complex``: the same signatures over
+(re, im) pairs); ``real``, ``imag`` and ``conj`` of a real operand are here.
+
 Nothing here imports xDSL: the front-end reads ``KERNEL_PRIMITIVES`` cheaply.
 
 >>> "exp" in KERNEL_PRIMITIVES and "dot_general" not in KERNEL_PRIMITIVES
@@ -25,6 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import mathlib
+from .rules_complex import COMPLEX_REDUCERS, complex_rules
 
 
 def _is_float(dtype) -> bool:
@@ -363,6 +368,10 @@ def _identity(b, x, **_):
     return x
 
 
+def _zero(b, x, *, dtype, **_):
+    return _const(b, 0, dtype)
+
+
 def _iota(b, index, *, out_dtype, **_):
     return _convert(b, index, dtype=np.dtype(np.int64), new_dtype=out_dtype)
 
@@ -382,6 +391,8 @@ lowering_rules.update({
     "integer_pow": _integer_pow, "select_n": _select_n, "clamp": _clamp,
     "convert_element_type": _convert, "copy": _identity, "stop_gradient": _identity,
     "iota": _iota,
+    # The parts of a real operand (complex ones: ``rules_complex``).
+    "real": _identity, "imag": _zero, "conj": _identity,
 })  # fmt: skip
 lowering_rules.update({name: _math(name) for name in mathlib.FUNCTIONS})
 lowering_rules.update({name: _compare(name) for name in _FCMP})
@@ -392,12 +403,20 @@ class Reducer(NamedTuple):
     """A reduction's combiner: ``init`` state, ``step`` per element, ``final`` value;
     ``blocked`` where rounding makes the order matter (float sums and products): the
     kernel then accumulates a long row in blocks, folding each block's partial in with
-    ``step`` (``codegen.ACCUMULATE_BLOCKS``)."""
+    ``step`` (``codegen.ACCUMULATE_BLOCKS``), or with ``combine(b, state, partial,
+    dtype)`` where the partial is not one value (a complex sum's two parts)."""
 
     init: object
     step: object
     final: object
     blocked: bool = False
+    combine: object = None
+
+    def fold(self, b, state, part, *, dtype):
+        """``state`` with a block's partial state ``part`` folded in."""
+        if self.combine is not None:
+            return self.combine(b, state, part, dtype)
+        return self.step(b, state, part[0], None, dtype)
 
 
 def _flags():
@@ -508,8 +527,16 @@ reduction_rules: dict = {
     "argmin": Reducer(_arg_init(False), _arg_step(False), _arg_final),
 }
 
-KERNEL_PRIMITIVES = frozenset(lowering_rules) | frozenset(reduction_rules)
-"""Names of the primitives fused kernels compute. Gather/scatter*, the cumulative scans
+complex_reduction_rules: dict = {n: Reducer(*parts) for n, parts in COMPLEX_REDUCERS.items()}
+
+KERNEL_PRIMITIVES = (
+    frozenset(lowering_rules)
+    | frozenset(reduction_rules)
+    | frozenset(complex_rules)
+    | frozenset(complex_reduction_rules)
+)
+"""Names of the primitives fused kernels compute (on some dtypes: ``rules_complex.
+fuses_complex`` says which on complex ones). Gather/scatter*, the cumulative scans
 and reduce_window_* have kernel templates of their own (``templates.py``); the others
 (dot_general, conv_general_dilated, sort, dynamic_slice, lgamma, digamma, ...) are
 library calls of the front-end."""

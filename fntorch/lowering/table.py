@@ -47,7 +47,7 @@ from .. import ops as _ops  # noqa: F401  (registers every ops primitive)
 from ..fx.core import Primitive, primitives
 from ..ops._prims_collective import COLLECTIVES as _COLLECTIVES
 from .identities import identity_rules
-from .rules import KERNEL_PRIMITIVES, lowering_rules, reduction_rules
+from .rules import KERNEL_PRIMITIVES, complex_rules, lowering_rules, reduction_rules
 from .spec import REDUCTIONS
 from .spec_special import TEMPLATE_PRIMITIVES
 
@@ -111,7 +111,7 @@ def _entry(p: Primitive) -> Lowering | None:
         return Lowering("template", **fields)
     if n in reduction_rules and n in REDUCTIONS and fields["kernel"]:
         return Lowering("reduction", **fields)
-    if n in lowering_rules and fields["kernel"]:
+    if (n in lowering_rules or n in complex_rules) and fields["kernel"]:
         return Lowering("elementwise", **fields)
     if _has_host_impl(p):
         return Lowering("library", **fields)
