@@ -5,7 +5,7 @@ Needs a GPU and CuPy: skips without.
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 cp = pytest.importorskip("cupy")
@@ -15,17 +15,9 @@ from fntorch.fx import dtypes as dt  # noqa: E402
 from fntorch.fx.core import Tensor  # noqa: E402
 from tests.cases import all_cases  # noqa: E402
 from tests.contract import as_list, case_ids  # noqa: E402
-from tests.cuda.test_cuda import KERNEL_CASES, _compare, _host  # noqa: E402
+from tests.cuda.test_cuda import KERNEL_CASES, SETTINGS, _compare, _host  # noqa: E402
 
 pytestmark = pytest.mark.cuda
-# no shrinking: a GPU run is short and a failure's first example says enough
-SETTINGS = settings(
-    max_examples=3,
-    deadline=None,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-    phases=(Phase.explicit, Phase.generate),
-)
 BF16_CASES = [c for c in all_cases() if dt.bfloat16 in c.dtypes]
 
 
