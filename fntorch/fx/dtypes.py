@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+from typing import NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -284,20 +285,39 @@ def weak_scalar(x, dtype: np.dtype):
     return marked if isinstance(marked, WeakScalar) else value
 
 
-def finfo(dtype):
-    """Machine limits of a float dtype (numpy's or ml_dtypes' finfo).
+class FInfo(NamedTuple):
+    """A float dtype's limits as Python numbers (the Array API's ``finfo`` object, as
+    ``torch.finfo``'s; numpy's holds numpy scalars of the dtype)."""
 
-    >>> finfo(bfloat16).eps
-    0.0078125
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    tiny: float
+    resolution: float
+    nmant: int
+    nexp: int
+    dtype: np.dtype
+
+
+def finfo(dtype) -> FInfo:
+    """Machine limits of a float dtype (numpy's or ml_dtypes' finfo, as Python numbers);
+    for a complex dtype, those of its real and imaginary parts.
+
+    >>> finfo(bfloat16).eps, finfo(float32).bits
+    (0.0078125, 32)
     """
     dtype = canonicalize(dtype, where="finfo")
     if is_complex(dtype):  # the standard: the limits of the real and imaginary parts
-        return np.finfo(real_dtype(dtype))
-    if not is_float(dtype):
+        dtype = real_dtype(dtype)
+    elif not is_float(dtype):
         raise TypeError(f"finfo: expected a float dtype, got {dtype}; use iinfo for integers")
-    if dtype == bfloat16:
-        return ml_dtypes.finfo(dtype)
-    return np.finfo(dtype)
+    f = ml_dtypes.finfo(dtype) if dtype == bfloat16 else np.finfo(dtype)
+    return FInfo(
+        int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal),
+        float(f.tiny), float(f.resolution), int(f.nmant), int(f.nexp), np.dtype(dtype),
+    )  # fmt: skip
 
 
 def iinfo(dtype):
