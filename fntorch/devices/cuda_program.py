@@ -14,8 +14,9 @@ ctypes entry, the CPU's threads); the CUDA target builds this one instead
   call the device's eager impls (``cuda_impls``);
 - index equations (views) are made when a step first reads them.
 
-From its second call on, a program whose steps all stay on the device replays as one
-CUDA graph (``cuda_graphs``): one launch instead of one Python call per step. Not yet:
+With ``FNTORCH_CUDA_GRAPHS=1``, from its second call on, a program whose steps all stay
+on the device replays as one CUDA graph (``cuda_graphs``): one launch instead of one
+Python call per step. Not yet:
 donation (a donated input is never written in place).
 """
 
@@ -124,7 +125,7 @@ class CudaProgram:
         self._graph, self._calls = None, None
         why = cuda_graphs.capturable(plan, lambda st: cg.supports(st.spec))
         if not cuda_graphs.enabled():
-            why = "FNTORCH_CUDA_GRAPHS=0"
+            why = "capture is off (FNTORCH_CUDA_GRAPHS=1 turns it on)"
         if why is None:
             self._calls, self.graph_status = 0, "not captured yet"
         else:
