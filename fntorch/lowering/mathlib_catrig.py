@@ -153,3 +153,67 @@ def _asin64(b, z: Cx) -> Cx:
 def asin(b, z: Cx) -> Cx:
     """asin z = -i asinh(iz) (glibc's casin, with its special values)."""
     return _in_f64(_asin64, b, z)
+
+
+def _recip_re(b, x, y):
+    """Re(1 / (x + iy)) = x / (x**2 + y**2) for x, y >= 0 with max(x, y) > 2**52, both
+    scaled by the larger so that neither square overflows or spuriously underflows."""
+    m = b.maxnum(x, y)
+    u, v = b.fdiv(x, m), b.fdiv(y, m)
+    return b.fdiv(b.fdiv(u, b.fadd(b.fmul(u, u), b.fmul(v, v))), m)
+
+
+def _atanh64(b, z: Cx) -> Cx:
+    x, y = z
+    ax, ay = b.fabs(x), b.fabs(y)
+    zero, one, two = _c(b, 0.0, x), _c(b, 1.0, x), _c(b, 2.0, x)
+    quarter, half = _c(b, 0.25, x), _c(b, 0.5, x)
+    # Re: log((1 + x)**2 + y**2) / ((1 - x)**2 + y**2)) / 4, as log1p of 4x / |z - 1|**2.
+    xm1 = b.fsub(ax, one)
+    y2 = b.select(b.fcmp("olt", ay, _c(b, _SQRT_MIN, x)), zero, b.fmul(ay, ay))
+    rx = b.fmul(mathlib.log1p(b, b.fdiv(b.fmul(ax, _c(b, 4.0, x)), b.fadd(b.fmul(xm1, xm1), y2))),
+                quarter)  # fmt: skip
+    x_is_1 = b.fcmp("oeq", ax, one)
+    eps = _c(b, _EPS, x)
+    at_1 = b.fmul(b.fsub(_c(b, _LN2, x), mathlib.log(b, ay)), half)
+    rx = b.select(b.and_(x_is_1, b.fcmp("olt", ay, eps)), at_1, rx)
+    # Im: atan2(2y, 1 - x**2 - y**2) / 2.
+    omx = b.fmul(b.fsub(one, ax), b.fadd(one, ax))
+    ry = mathlib.atan2(b, b.fmul(ay, two), b.fsub(omx, b.fmul(ay, ay)))
+    ry = b.select(b.fcmp("olt", ay, eps), mathlib.atan2(b, b.fmul(ay, two), omx), ry)
+    ry = b.fmul(b.select(x_is_1, mathlib.atan2(b, two, b.fneg(ay)), ry), half)
+    out = Cx(rx, ry)
+    lim = _c(b, _SQRT_3_EPS / 2, x)
+    out = _sel(b, b.and_(b.fcmp("olt", ax, lim), b.fcmp("olt", ay, lim)), Cx(ax, ay), out)
+    # Large |z| (the infinities included): 1/z + i pi/2 to the last bit.
+    big = _c(b, _RECIP_EPS, x)
+    large = b.or_(b.fcmp("ogt", ax, big), b.fcmp("ogt", ay, big))
+    inf_part = b.or_(_is_inf(b, x), _is_inf(b, y))
+    far = Cx(b.select(inf_part, zero, _recip_re(b, ax, ay)), _c(b, _PIO2_HI, x))
+    out = _sel(b, large, far, out)
+    out = _sel(b, _is_zero(b, x), Cx(ax, mathlib.atan(b, ay)), out)
+    real_axis = b.and_(_is_zero(b, y), b.fcmp("ole", ax, one))
+    out = _sel(b, real_axis, Cx(mathlib.atanh(b, ax), ay), out)
+    out = Cx(b.copysign(out.re, x), b.copysign(out.im, y))
+    # NaNs, as glibc: (+-0, NaN) for a NaN y with x zero or infinite, (+-0, +-pi/2) for
+    # an infinite y (with any x, NaN too: the zero takes the NaN's sign).
+    nan, zero_x = _c(b, NAN, x), b.copysign(zero, x)
+    nan_y = _isnan(b, y)
+    out = _sel(b, b.fcmp("uno", x, y), Cx(nan, nan), out)
+    out = _sel(b, b.and_(nan_y, b.or_(_is_zero(b, x), _is_inf(b, x))), Cx(zero_x, nan), out)
+    return _sel(b, _is_inf(b, y), Cx(zero_x, b.copysign(_c(b, _PIO2_HI, x), y)), out)
+
+
+def atanh(b, z: Cx) -> Cx:
+    """atanh z = log((1 + z) / (1 - z)) / 2 (glibc's catanh special values)."""
+    return _in_f64(_atanh64, b, z)
+
+
+def _swap(z: Cx) -> Cx:
+    return Cx(z.im, z.re)
+
+
+def atan(b, z: Cx) -> Cx:
+    """atan z = swap(atanh(swap z)), swap(x + iy) = y + ix: glibc's catan is this
+    mirror of its catanh, special values included."""
+    return _in_f64(lambda b, z: _swap(_atanh64(b, _swap(z))), b, z)

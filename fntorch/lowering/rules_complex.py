@@ -97,6 +97,7 @@ complex_rules: dict = {
     "sin": _unary(mc.sin), "cos": _unary(mc.cos), "tan": _unary(mc.tan),
     "sinh": _unary(mc.sinh), "cosh": _unary(mc.cosh), "tanh": _unary(mc.tanh),
     "asin": _unary(mt.asin), "asinh": _unary(mt.asinh),
+    "atan": _unary(mt.atan), "atanh": _unary(mt.atanh),
 }  # fmt: skip
 
 

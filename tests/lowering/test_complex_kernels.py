@@ -44,6 +44,8 @@ UNARY = {
     "tanh": ft.tanh,
     "asin": ft.asin,
     "asinh": ft.asinh,
+    "atan": ft.atan,
+    "atanh": ft.atanh,
 }
 BINARY = {
     "add": lambda a, b: a + b,
@@ -163,7 +165,7 @@ def test_unary_accuracy_against_eager(name, dtype):
 # The inverse functions' hard places besides SPECIAL's: the branch points +-1 (and +-i on
 # the grid's other axis), just inside them, subnormal and huge parts (the float32 ones
 # round to 0 or inf).
-INVERSE = ["asin", "asinh"]
+INVERSE = ["asin", "asinh", "atan", "atanh"]
 BRANCH = SPECIAL + [1.0, -1.0, 0.99999, 1e-10, 1e-300, 5e-324, 1e20, 1e300]
 
 
