@@ -28,7 +28,6 @@ from .mathlib_complex import (
     INF,
     NAN,
     Cx,
-    _is_finite,
     _is_inf,
     _is_zero,
     _log_abs_f64,
@@ -72,7 +71,7 @@ def _hard_work(b, x, y):
     """For x, y >= 0 finite below 2**52: Re asinh(x + iy) and what Im needs, as
     (rx, usable, B, s, ny): Im asinh = asin(B) where ``usable``, else atan2(ny, s)
     (s = sqrt(A**2 - y**2) and ny = y, both rescaled where s would underflow)."""
-    one, two, half = _c(b, 1.0, x), _c(b, 2.0, x), _c(b, 0.5, x)
+    one, half = _c(b, 1.0, x), _c(b, 0.5, x)
     yp, ym = b.fadd(y, one), b.fsub(y, one)
     big_r, s_ = hypot(b, x, yp), hypot(b, x, ym)
     a = b.maxnum(b.fmul(b.fadd(big_r, s_), half), one)  # A >= 1 despite rounding
@@ -83,8 +82,10 @@ def _hard_work(b, x, y):
     # Re: log(A + sqrt(A**2 - 1)), as log1p of A - 1 where A is near 1.
     am1 = b.fadd(_half_excess(b, x, yp, big_r), _half_excess(b, x, b.fsub(one, y), s_))
     rx = mathlib.log1p(b, b.fadd(am1, b.sqrt(b.fmul(am1, b.fadd(a, one)))))
-    rx = b.select(away, rx, b.select(below, b.fdiv(x, b.sqrt(omy_opy)),
-                                     mathlib.log1p(b, b.fadd(ym, b.sqrt(b.fmul(ym, yp))))))  # fmt: skip
+    # x negligible beside |y - 1|: A - 1 is x**2 / (2(1 - y**2)) below 1, y - 1 above.
+    rx_below = b.fdiv(x, b.sqrt(omy_opy))
+    rx_above = mathlib.log1p(b, b.fadd(ym, b.sqrt(b.fmul(ym, yp))))
+    rx = b.select(away, rx, b.select(below, rx_below, rx_above))
     tiny_x = b.fcmp("olt", x, _c(b, _EPS * _EPS / 128, x))
     rx = b.select(b.and_(y_is_1, tiny_x), b.sqrt(x), rx)
     far = mathlib.log(b, b.fadd(a, b.sqrt(b.fsub(b.fmul(a, a), one))))
@@ -217,3 +218,61 @@ def atan(b, z: Cx) -> Cx:
     """atan z = swap(atanh(swap z)), swap(x + iy) = y + ix: glibc's catan is this
     mirror of its catanh, special values included."""
     return _in_f64(lambda b, z: _swap(_atanh64(b, _swap(z))), b, z)
+
+
+def _acos_finite(b, z: Cx) -> Cx:
+    """acos z = pi/2 - asin z, computed so that it stays accurate near z = 1; also right
+    at the infinities (Annex G's values), not at NaNs."""
+    x, y = z
+    ax, ay = b.fabs(x), b.fabs(y)
+    zero = _c(b, 0.0, x)
+    neg_x = b.fcmp("olt", b.copysign(_c(b, 1.0, x), x), zero)
+    ry, usable, bb, s, nx = _hard_work(b, ay, ax)
+    by_b = mathlib.acos(b, b.select(neg_x, b.fneg(bb), bb))
+    rx = b.select(usable, by_b, mathlib.atan2(b, s, b.select(neg_x, b.fneg(nx), nx)))
+    big = _c(b, _RECIP_EPS, x)
+    large = b.or_(b.fcmp("ogt", ax, big), b.fcmp("ogt", ay, big))
+    lg_im = b.fadd(_log_abs_f64(b, ax, ay), _c(b, _LN2, x))
+    lg_im = b.select(b.or_(_is_inf(b, x), _is_inf(b, y)), _c(b, INF, x), lg_im)
+    out = _sel(b, large, Cx(mathlib.atan2(b, ay, x), lg_im), Cx(rx, ry))
+    lim = _c(b, _SQRT_6_EPS / 4, x)
+    small = b.and_(b.fcmp("olt", ax, lim), b.fcmp("olt", ay, lim))
+    pio2 = b.fsub(_c(b, _PIO2_HI, x), b.fsub(x, _c(b, _PIO2_LO, x)))
+    out = _sel(b, small, Cx(pio2, ay), out)
+    one = b.and_(b.fcmp("oeq", x, _c(b, 1.0, x)), _is_zero(b, y))
+    out = _sel(b, one, Cx(zero, ay), out)
+    return Cx(out.re, b.copysign(out.im, b.fneg(y)))
+
+
+def _acos64(b, z: Cx) -> Cx:
+    x, y = z
+    out = _acos_finite(b, z)
+    # NaNs, as glibc's cacos (pi/2 - casin z): (pi/2, NaN) at x = 0, (NaN, -+inf) at an
+    # infinite part.
+    nan = _c(b, NAN, x)
+    at_nan = _sel(b, b.or_(_is_inf(b, x), _is_inf(b, y)),
+                  Cx(nan, b.fneg(b.copysign(_c(b, INF, x), y))), Cx(nan, nan))  # fmt: skip
+    at_nan = _sel(b, _is_zero(b, x), Cx(_c(b, _PIO2_HI, x), nan), at_nan)
+    return _sel(b, b.fcmp("uno", x, y), at_nan, out)
+
+
+def acos(b, z: Cx) -> Cx:
+    """acos z = pi/2 - asin z (glibc's cacos special values)."""
+    return _in_f64(_acos64, b, z)
+
+
+def _acosh64(b, z: Cx) -> Cx:
+    x, y = z
+    w = _acos_finite(b, z)
+    out = Cx(b.fabs(w.im), b.copysign(w.re, y))
+    # NaNs, as glibc's cacosh: +inf real part for an infinite part; pi/2 beside a NaN
+    # at x = 0.
+    nan, inf = _c(b, NAN, x), _c(b, INF, x)
+    at_nan = _sel(b, b.or_(_is_inf(b, x), _is_inf(b, y)), Cx(inf, nan), Cx(nan, nan))
+    at_nan = _sel(b, _is_zero(b, x), Cx(nan, _c(b, _PIO2_HI, x)), at_nan)
+    return _sel(b, b.fcmp("uno", x, y), at_nan, out)
+
+
+def acosh(b, z: Cx) -> Cx:
+    """acosh z = log(z + sqrt(z + 1) sqrt(z - 1)) (glibc's cacosh special values)."""
+    return _in_f64(_acosh64, b, z)

@@ -98,6 +98,7 @@ complex_rules: dict = {
     "sinh": _unary(mc.sinh), "cosh": _unary(mc.cosh), "tanh": _unary(mc.tanh),
     "asin": _unary(mt.asin), "asinh": _unary(mt.asinh),
     "atan": _unary(mt.atan), "atanh": _unary(mt.atanh),
+    "acos": _unary(mt.acos), "acosh": _unary(mt.acosh),
 }  # fmt: skip
 
 

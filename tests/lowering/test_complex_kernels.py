@@ -46,6 +46,8 @@ UNARY = {
     "asinh": ft.asinh,
     "atan": ft.atan,
     "atanh": ft.atanh,
+    "acos": ft.acos,
+    "acosh": ft.acosh,
 }
 BINARY = {
     "add": lambda a, b: a + b,
@@ -165,7 +167,7 @@ def test_unary_accuracy_against_eager(name, dtype):
 # The inverse functions' hard places besides SPECIAL's: the branch points +-1 (and +-i on
 # the grid's other axis), just inside them, subnormal and huge parts (the float32 ones
 # round to 0 or inf).
-INVERSE = ["asin", "asinh", "atan", "atanh"]
+INVERSE = ["asin", "asinh", "acos", "acosh", "atan", "atanh"]
 BRANCH = SPECIAL + [1.0, -1.0, 0.99999, 1e-10, 1e-300, 5e-324, 1e20, 1e300]
 
 
