@@ -17,9 +17,8 @@
 - **library steps**: every other primitive, in order (dot_general as one BLAS matmul,
   float sums over leading axes as a BLAS column sum, ``is_column_sum``, the rest
   through their CPU impls), and the complex-valued equations of primitives without a
-  complex rule (``rules_complex.fuses_complex``: pow, the inverse trigonometric
-  functions, reduce_prod, ...); the other complex ones are kernel ops on (re, im)
-  pairs. Gather, scatter*, scans and reduce_window whose dtypes a kernel template
+  complex rule (``rules_complex.fuses_complex``: pow, reduce_prod, ...); the other
+  complex ones are kernel ops on (re, im) pairs. Gather, scatter*, scans and reduce_window whose dtypes a kernel template
   supports are ``TemplateStep``s (a library step that carries a ``spec_special``
   spec: one compiled template kernel, ``templates.py``).
 

@@ -266,6 +266,20 @@ def test_a_complex_chain_is_one_kernel_of_its_ops(dtype):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=RTOL[dtype] * 10)
 
 
+def test_inverse_functions_fuse_with_their_neighbours():
+    z = ft.asarray((np.linspace(-3, 3, 24) * (1 + 0.5j)).reshape(4, 6).astype(np.complex64))
+
+    def f(z):
+        w = ft.asin(z * 0.5) + ft.acosh(z) - ft.atan(ft.exp(z))
+        return ft.abs(ft.asinh(w) * ft.acos(z)) + ft.real(ft.atanh(z / 4))
+
+    plan = _only_kernels(f, z)
+    (k,) = plan.kernels
+    names = {e.primitive.name for e in k.eqns}
+    assert {"asin", "acos", "atan", "asinh", "acosh", "atanh"} <= names, plan.summary()
+    np.testing.assert_allclose(np.asarray(ft.jit(f)(z)), np.asarray(f(z)), rtol=1e-5)
+
+
 def test_casts_selects_and_literals_fuse():
     x = ft.asarray(np.linspace(-2, 2, 10).astype(np.float32))
 
