@@ -116,6 +116,7 @@ SOURCES = (
     "lowering/mathlib.py",
     "lowering/mathcore.py",
     "lowering/mathlib_complex.py",
+    "lowering/mathlib_catrig.py",
     "lowering/rules.py",
     "lowering/rules_complex.py",
     "lowering/kernels.py",

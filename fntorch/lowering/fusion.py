@@ -17,11 +17,11 @@
 - **library steps**: every other primitive, in order (dot_general as one BLAS matmul,
   float sums over leading axes as a BLAS column sum, ``is_column_sum``, the rest
   through their CPU impls), and the complex-valued equations of primitives without a
-  complex rule (``rules_complex.fuses_complex``: pow, the inverse trigonometric
-  functions, reduce_prod, ...); the other complex ones are kernel ops on (re, im)
-  pairs. Gather, scatter*, scans and reduce_window whose dtypes a kernel template
-  supports are ``TemplateStep``s (a library step that carries a ``spec_special``
-  spec: one compiled template kernel, ``templates.py``).
+  complex rule (``rules_complex.fuses_complex``: pow, reduce_prod, ...); the other
+  complex ones are kernel ops on (re, im) pairs. Gather, scatter*, scans and
+  reduce_window whose dtypes a kernel template supports are ``TemplateStep``s (a
+  library step that carries a ``spec_special`` spec: one compiled template kernel,
+  ``templates.py``).
 
 A group is *sealed* (closed to new ops) as soon as any other step reads one of its
 values; it is placed in the step order at that moment, which keeps the order a valid

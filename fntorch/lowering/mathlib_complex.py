@@ -20,6 +20,9 @@ formula, where the two differ:
   infinities and NaNs in either part, signs of zero included, as numpy gives them
   (``tests/lowering/test_complex_kernels.py`` checks a grid of them).
 
+The inverse functions (asin, acos, atan and their hyperbolic kin) are in
+``mathlib_catrig``.
+
 Accuracy: the parts' errors are those of ``mathlib``'s expansions, a few ulp (measured
 against numpy: 4e-7 for complex64, 8e-16 for complex128, relative to |result|). float64
 ``log`` near ``|z| = 1`` carries ``|z|**2 - 1`` exactly (double-double); float32 ``log``
