@@ -150,15 +150,7 @@ class CapturedGraph:
                 last.synchronize()  # its replay must be done with the static buffers
             self._last_stream = stream
             for static, b in zip(self._statics, bufs):
-                if not isinstance(b, cp.ndarray):  # a host value the caller passed
-                    static[...] = cp.asarray(b)
-                elif b.flags.c_contiguous and b.dtype == static.dtype:
-                    cp.cuda.runtime.memcpyAsync(
-                        static.data.ptr, b.data.ptr, static.nbytes,
-                        _MEMCPY_DEVICE_TO_DEVICE, stream.ptr,
-                    )  # fmt: skip
-                else:
-                    static[...] = b
+                _copy(cp, static, b if isinstance(b, cp.ndarray) else cp.asarray(b), stream)
             self._graph.launch(stream)
             outs = []
             for r, kind in zip(self._results, self._kinds):
@@ -166,14 +158,19 @@ class CapturedGraph:
                     outs.append(r)
                     continue
                 out = cp.empty(r.shape, r.dtype)
-                if r.flags.c_contiguous:
-                    cp.cuda.runtime.memcpyAsync(
-                        out.data.ptr, r.data.ptr, r.nbytes, _MEMCPY_DEVICE_TO_DEVICE,
-                        stream.ptr,
-                    )  # fmt: skip
-                else:
-                    out[...] = r
+                _copy(cp, out, r, stream)
                 outs.append(out)
             return outs
         finally:
             self._lock.release()
+
+
+def _copy(cp, dst, src, stream) -> None:
+    """``dst[...] = src`` on ``stream``: one device-to-device ``cudaMemcpyAsync`` where
+    both are C-contiguous of one dtype (``dst`` always is), else a CuPy copy kernel."""
+    if src.flags.c_contiguous and src.dtype == dst.dtype and src.shape == dst.shape:
+        cp.cuda.runtime.memcpyAsync(
+            dst.data.ptr, src.data.ptr, dst.nbytes, _MEMCPY_DEVICE_TO_DEVICE, stream.ptr
+        )
+    else:
+        dst[...] = src

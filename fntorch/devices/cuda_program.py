@@ -123,8 +123,9 @@ class CudaProgram:
         # CUDA-graph capture (``cuda_graphs``): counted calls until the capture, None once
         # tried; ``graph_status`` says where the program stands.
         self._graph, self._calls = None, None
-        why = cuda_graphs.capturable(plan, lambda st: cg.supports(st.spec))
-        if not cuda_graphs.enabled():
+        if cuda_graphs.enabled():
+            why = cuda_graphs.capturable(plan, lambda st: cg.supports(st.spec))
+        else:
             why = "capture is off (FNTORCH_CUDA_GRAPHS=1 turns it on)"
         if why is None:
             self._calls, self.graph_status = 0, "not captured yet"
@@ -177,14 +178,13 @@ class CudaProgram:
             else (u, np.dtype(dtype))
             for u, dtype in zip(st.inputs, st.spec.input_dtypes)
         ]
+        dtypes = [np.dtype(_out_dtype(st.spec, o)) for o in range(len(st.outputs))]
+        wrap = [d == BF16 for d in dtypes]  # bfloat16 results: the kernel writes their bits
         outs = [
-            (var.id, it_shape[:m] if is_row else it_shape, np.dtype(_out_dtype(st.spec, o)),
+            (var.id, it_shape[:m] if is_row else it_shape, U16 if w else d,
              not is_row and not ident, tuple(var.aval.shape))
-            for o, (var, is_row) in enumerate(st.outputs)
+            for (var, is_row), d, w in zip(st.outputs, dtypes, wrap)
         ]  # fmt: skip
-        # bfloat16 results: the kernel writes their bits (cuda_bf16)
-        wrap = [dtype == BF16 for _, _, dtype, _, _ in outs]
-        outs = [(v, sh, U16 if w else dt_, p, a) for (v, sh, dt_, p, a), w in zip(outs, wrap)]
         read, ndarray, broadcast, empty = self._read, cp.ndarray, cp.broadcast_to, cp.empty
 
         def launch(env):

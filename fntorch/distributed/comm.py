@@ -132,6 +132,17 @@ def _contiguous(x):
     return x if x.flags.c_contiguous else np.array(x, order="C")
 
 
+def _reduce_buffers(x):
+    """``(send, receive, dtype)`` for an MPI reduction of ``x``: C-contiguous, in a dtype
+    MPI reduces (narrow floats through float32, other ints through int32), ``dtype`` the
+    one to give back."""
+    x = _contiguous(x)
+    dtype = x.dtype
+    if dtype not in _MPI_REDUCIBLE:
+        x = x.astype(np.float32 if dtype.kind in "fV" else np.int32)
+    return x, np.empty_like(x), dtype
+
+
 def _check_op(op):
     if op not in OPS:
         raise ValueError(f"allreduce: op must be one of {OPS}, got {op!r}")
@@ -256,11 +267,7 @@ class MPICommunicator:
     def allreduce(self, x, op):
         """The elementwise ``op`` (sum, max, min) of ``x`` over the group."""
         _check_op(op)
-        x = _contiguous(x)
-        dtype = x.dtype
-        if dtype not in _MPI_REDUCIBLE:
-            x = x.astype(np.float32 if dtype.kind in "fV" else np.int32)
-        out = np.empty_like(x)
+        x, out, dtype = _reduce_buffers(x)
         self.watchdog.arm("allreduce")
         self.comm.Allreduce(x, out, op=self._ops[op])
         self.watchdog.disarm()
@@ -327,11 +334,7 @@ class MPICommunicator:
         """``allreduce`` started with MPI's ``Iallreduce``; ``wait()`` on the returned
         ``Work`` gives the result."""
         _check_op(op)
-        x = _contiguous(x)
-        dtype = x.dtype
-        if dtype not in _MPI_REDUCIBLE:
-            x = x.astype(np.float32 if dtype.kind in "fV" else np.int32)
-        out = np.empty_like(x)
+        x, out, dtype = _reduce_buffers(x)
         request = self.comm.Iallreduce(x, out, op=self._ops[op])
         return MPIWork(request, (x, out), dtype, self.watchdog)
 

@@ -120,17 +120,6 @@ def test_jit_and_vmap():
     _close(g, ft.grad(lambda x: ft.sum(ft.abs(ft.fft.rfft(x))))(x).numpy())
 
 
-@pytest.fixture
-def jax64():
-    jax = pytest.importorskip("jax")
-    was = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield jax
-    finally:
-        jax.config.update("jax_enable_x64", was)
-
-
 GRADS = {
     "fft_abs": (lambda m, z: m.sum(m.abs(m.fft.fft(z, norm="ortho")) ** 3), C),
     "ifft_real": (lambda m, z: m.sum(m.real(m.fft.ifft(z, n=8) * m.arange(8))), C),

@@ -80,17 +80,6 @@ def test_eig_eigenvector_derivatives_say_they_are_not_implemented():
         ft.grad(lambda x: ft.sum(ft.abs(LA.eig(x).eigenvectors)))(ft.asarray(A))
 
 
-@pytest.fixture
-def jax64():
-    jax = pytest.importorskip("jax")
-    was = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield jax
-    finally:
-        jax.config.update("jax_enable_x64", was)
-
-
 GRADS = {
     "eigvals_real": (lambda m, x: m.sum(m.abs(m.linalg.eigvals(x)) ** 2), A),
     "eigvals_complex": (lambda m, x: m.sum(m.real(m.linalg.eigvals(x) ** 3)), Z),
