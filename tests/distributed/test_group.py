@@ -134,3 +134,21 @@ def test_distributed_sampler_is_pytorchs():
             assert list(ours) == list(theirs) and len(ours) == len(theirs)
     with pytest.raises(ValueError, match="invalid rank 2"):
         DistributedSampler(range(4), num_replicas=2, rank=2)
+
+
+def test_destroying_the_group_keeps_axes_bound_to_their_own_communicators(monkeypatch):
+    from fntorch.distributed.comm import LocalCommunicator
+    from fntorch.fx.axes import bind_process_axis, process_axes, unbind_process_axis
+
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "PMI_RANK", "PMI_SIZE"):
+        monkeypatch.delenv(k, raising=False)
+    bind_process_axis("own_axis", LocalCommunicator())
+    try:
+        ft.distributed.init_process_group()
+        ft.distributed.Mesh([[0]], ("dp", "tp"))
+        ft.distributed.destroy_process_group()
+        assert "own_axis" in process_axes  # not the group's: it stays bound
+        assert not {"dp", "tp"} & set(process_axes)  # the mesh's axes end with the group
+        assert float(ft.psum(ft.asarray(2.0), "own_axis")) == 2.0
+    finally:
+        unbind_process_axis("own_axis")

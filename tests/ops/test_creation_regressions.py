@@ -274,3 +274,14 @@ def test_chunk_piece_shapes_match_pytorch(torch, shape, chunks):
     got = ft.zeros(shape).chunk(chunks, 1)
     want = torch.zeros(shape).chunk(chunks, 1)
     assert [p.shape for p in got] == [tuple(p.shape) for p in want]
+
+
+def test_finfo_gives_python_numbers_as_the_array_api_asks():
+    for dtype, real in ((ft.float32, np.float32), (ft.complex64, np.float32),
+                        (ft.float64, np.float64), (ft.bfloat16, ft.bfloat16)):  # fmt: skip
+        info = ft.finfo(dtype)
+        assert type(info.bits) is int and info.dtype == real
+        for name in ("eps", "max", "min", "smallest_normal"):
+            assert type(getattr(info, name)) is float, (dtype, name)
+    assert ft.finfo(ft.float32).eps == float(np.finfo(np.float32).eps)
+    assert ft.finfo(ft.complex128).max == float(np.finfo(np.float64).max)
