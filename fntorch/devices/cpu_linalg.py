@@ -2,14 +2,18 @@
 
 Both ``dot_general`` and ``conv_general_dilated`` end in one batched ``np.matmul`` over
 large matrices, so BLAS does the work: dot_general after transposing to
-``(batch, free, contract)``; conv after im2col (``sliding_window_view``, one matmul per
-group). ``reduce_window_*`` pad with the reduction's identity and reduce a strided view.
+``(batch, free, contract)``; conv after im2col (whole-slab copies, one matmul per
+group). ``reduce_window_*`` pad with the reduction's identity and combine one strided
+slice per window tap (or reduce a sliding view of many-tap windows).
+
+The conv and window reductions are written over an array module ``xp`` and a batched
+``matmul``: the CUDA device builds its own from CuPy and cuBLAS
+(``conv_impl(cupy, gemm)``), so both devices run one algorithm.
 """
 
 from __future__ import annotations
 
 import itertools
-from functools import partial
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -77,19 +81,19 @@ def _window_out_shape(*args):
     return _window_out("reduce_window", *args)
 
 
-def _dilate_and_pad(x, dilation, padding, fill, axes_from: int):
+def _dilate_and_pad(x, dilation, padding, fill, axes_from: int, xp=np):
     """``x`` with zeros (``fill``) between neighbours and ``padding`` (negative: crop) on
     its dims from ``axes_from`` on."""
     lead = x.shape[:axes_from]
     dshape = dilate_shape(x.shape[axes_from:], dilation)
     if any(d > 1 for d in dilation):
-        y = np.full(lead + dshape, fill, x.dtype)
+        y = xp.full(lead + dshape, fill, x.dtype)
         y[(slice(None),) * axes_from + tuple(slice(None, None, d) for d in dilation)] = x
         x = y
     # Pad first, then crop: lo and hi act independently (a crop may eat into padding).
     pads = [(0, 0)] * axes_from + [(max(0, lo), max(0, hi)) for lo, hi in padding]
     if any(p != (0, 0) for p in pads):  # np.pad's Python costs ~40 us a call
-        y = np.full([n + lo + hi for n, (lo, hi) in zip(x.shape, pads)], fill, x.dtype)
+        y = xp.full([n + lo + hi for n, (lo, hi) in zip(x.shape, pads)], fill, x.dtype)
         y[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, pads))] = x
         x = y
     crop = (slice(None),) * axes_from + tuple(
@@ -109,53 +113,60 @@ def _windows(x, window, strides, window_dilation, axes_from: int):
     return v[sel]
 
 
-def _conv_impl(
-    lhs,
-    rhs,
-    *,
-    window_strides,
-    padding,
-    lhs_dilation,
-    rhs_dilation,
-    feature_group_count,
-    batch_group_count,
-):
-    n, o, ci, window = lhs.shape[0], rhs.shape[0], rhs.shape[1], rhs.shape[2:]
-    g, b = feature_group_count, batch_group_count
-    osp = conv_out_spatial(
-        lhs.shape[2:], window, window_strides, padding, lhs_dilation, rhs_dilation
-    )
-    out_shape = (n // b, o, *osp)
-    if _prod(out_shape) == 0 or rhs.size == 0:
-        return np.zeros(out_shape, lhs.dtype)
-    cdt = _compute_dtype(lhs.dtype)
-    nsp = len(window)
-    x = _dilate_and_pad(lhs.astype(cdt, copy=False), lhs_dilation, padding, 0, 2)
-    cols = _im2col(x, window, window_strides, rhs_dilation, osp)  # (N, *out, *window, C)
-    # -> (groups, N/B * positions, window * C/G): rows are output positions, columns a
-    # window's taps, channels fastest.
-    npos, ntap = _prod(osp), _prod(window)
-    cols = cols.reshape(b, n // b, npos, ntap, g, ci)
-    if b * g > 1:
-        cols = np.transpose(cols, (0, 4, 1, 2, 3, 5))
-    patches = cols.reshape(b * g, (n // b) * npos, ntap * ci)
-    kernel = np.moveaxis(rhs.astype(cdt, copy=False), 1, -1).reshape(b * g, o // (b * g), -1)
-    res = cpu_blas.matmul(patches, np.swapaxes(kernel, 1, 2))  # (groups, N/B * P, O/groups)
-    res = res.reshape(b, g, n // b, *osp, o // (b * g))
-    res = np.transpose(res, (2, 0, 1, 3 + nsp, *range(3, 3 + nsp)))
-    return np.ascontiguousarray(res.reshape(out_shape)).astype(lhs.dtype, copy=False)
+def conv_impl(xp, matmul):
+    """The ``conv_general_dilated`` impl over array module ``xp`` (numpy, CuPy) with
+    ``matmul(a, b)`` for ``(batch, m, k) @ (batch, k, n)``: im2col, then one product per
+    group."""
+
+    def conv(
+        lhs,
+        rhs,
+        *,
+        window_strides,
+        padding,
+        lhs_dilation,
+        rhs_dilation,
+        feature_group_count,
+        batch_group_count,
+    ):
+        n, o, ci, window = lhs.shape[0], rhs.shape[0], rhs.shape[1], rhs.shape[2:]
+        g, b = feature_group_count, batch_group_count
+        osp = conv_out_spatial(
+            lhs.shape[2:], window, window_strides, padding, lhs_dilation, rhs_dilation
+        )
+        out_shape = (n // b, o, *osp)
+        if _prod(out_shape) == 0 or rhs.size == 0:
+            return xp.zeros(out_shape, lhs.dtype)
+        cdt = _compute_dtype(lhs.dtype)
+        nsp = len(window)
+        x = _dilate_and_pad(lhs.astype(cdt, copy=False), lhs_dilation, padding, 0, 2, xp)
+        cols = _im2col(xp, x, window, window_strides, rhs_dilation, osp)  # (N, *out, *win, C)
+        # -> (groups, N/B * positions, window * C/G): rows are output positions, columns a
+        # window's taps, channels fastest.
+        npos, ntap = _prod(osp), _prod(window)
+        cols = cols.reshape(b, n // b, npos, ntap, g, ci)
+        if b * g > 1:
+            cols = xp.transpose(cols, (0, 4, 1, 2, 3, 5))
+        patches = cols.reshape(b * g, (n // b) * npos, ntap * ci)
+        kernel = xp.moveaxis(rhs.astype(cdt, copy=False), 1, -1).reshape(b * g, o // (b * g), -1)
+        res = matmul(patches, xp.swapaxes(kernel, 1, 2))  # (groups, N/B * P, O/groups)
+        res = res.reshape(b, g, n // b, *osp, o // (b * g))
+        res = xp.transpose(res, (2, 0, 1, 3 + nsp, *range(3, 3 + nsp)))
+        return xp.ascontiguousarray(res.reshape(out_shape)).astype(lhs.dtype, copy=False)
+
+    return conv
 
 
-def _im2col(x, window, strides, dilation, osp):
+def _im2col(xp, x, window, strides, dilation, osp):
     """``(N, *out, *window, C)``: every window of ``x`` (``(N, C, *spatial)``, padded),
     channels last. Built by whole-slab copies, one per window tap or one per output
     position, whichever is fewer, from a channels-last copy of ``x``: numpy's strided
     copy of a sliding-window view (inner runs of a window's width) measured 3-5x slower
     on the digits CNN's convolutions."""
     nsp = len(window)
-    xc = np.ascontiguousarray(np.moveaxis(x, 1, -1))  # (N, *spatial, C)
+    xc = xp.ascontiguousarray(xp.moveaxis(x, 1, -1))  # (N, *spatial, C)
     n, c = xc.shape[0], xc.shape[-1]
-    cols = np.empty((n, *osp, *window, c), xc.dtype)
+    cols = xp.empty((n, *osp, *window, c), xc.dtype)
     every = (slice(None),)
     if _prod(window) <= _prod(osp):
         for tap in itertools.product(*(range(w) for w in window)):
@@ -174,7 +185,7 @@ def _im2col(x, window, strides, dilation, osp):
     return cols
 
 
-cpu_impls[conv_general_dilated_p] = _conv_impl
+cpu_impls[conv_general_dilated_p] = conv_impl(np, cpu_blas.matmul)
 
 
 def _identity(kind, dtype):
@@ -193,40 +204,56 @@ def _identity(kind, dtype):
 _MAX_TAP_LOOP = 64
 
 
-def _reduce_window_impl(
-    kind, ufunc, x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation
-):
-    nd = x.ndim
-    out_shape = _window_out_shape(
-        x.shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
-    )
-    if _prod(out_shape) == 0:
-        return np.zeros(out_shape, x.dtype)
-    # Half floats are summed in float32 (as an accumulator would); max/min are exact, and
-    # float16's go through float32 too: numpy's float16 loops keep the first of two
-    # equal values (+0, -0), its float32 ones and the kernels the second.
-    cdt = _compute_dtype(x.dtype) if kind == "sum" or x.dtype == np.float16 else x.dtype
-    y = _dilate_and_pad(np.asarray(x), base_dilation, padding, _identity(kind, x.dtype), 0)
-    y = y.astype(cdt, copy=False)
-    if _prod(window_dimensions) > _MAX_TAP_LOOP:
-        v = _windows(y, window_dimensions, window_strides, window_dilation, 0)
-        res = ufunc.reduce(v, axis=tuple(range(nd, 2 * nd)), dtype=cdt)
-        return np.asarray(res, x.dtype).reshape(out_shape)
-    res = None
-    for off in itertools.product(*(range(w) for w in window_dimensions)):
-        tap = y[
-            tuple(
-                slice(k * d, k * d + (n - 1) * s + 1, s)
-                for k, d, n, s in zip(off, window_dilation, out_shape, window_strides)
-            )
-        ]
-        if res is None:
-            res = np.array(tap, cdt)
-        else:
-            ufunc(res, tap, out=res)
-    return res.astype(x.dtype, copy=False)
+def reduce_window_impl(xp, kind: str):
+    """The ``reduce_window_<kind>`` impl (``kind``: sum, max, min) over array module
+    ``xp``. Besides numpy every tap is one whole-array call: on a GPU each is a kernel,
+    and the sliding view's reduction is numpy's own."""
+    ufunc = getattr(xp, {"sum": "add", "max": "maximum", "min": "minimum"}[kind])
+
+    def combine(acc, tap):
+        if xp is not np and kind != "sum" and acc.dtype.kind == "f":
+            # of two equal values (+0.0, -0.0) the second, as numpy's float32 loops and
+            # the kernels keep (CuPy's maximum does not say which)
+            return xp.where(acc == tap, tap, ufunc(acc, tap))
+        return ufunc(acc, tap, out=acc)
+
+    def reduce_window(
+        x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    ):
+        nd = x.ndim
+        out_shape = _window_out_shape(
+            x.shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+        )
+        if _prod(out_shape) == 0:
+            return xp.zeros(out_shape, x.dtype)
+        # Half floats are summed in float32 (as an accumulator would); max/min are exact,
+        # and float16's go through float32 too: numpy's float16 loops keep the first of
+        # two equal values (+0, -0), its float32 ones and the kernels the second.
+        cdt = _compute_dtype(x.dtype) if kind == "sum" or x.dtype == np.float16 else x.dtype
+        fill = _identity(kind, x.dtype).item()  # a Python scalar: any xp's ``full`` takes it
+        y = _dilate_and_pad(xp.asarray(x), base_dilation, padding, fill, 0, xp)
+        y = y.astype(cdt, copy=False)
+        if xp is np and _prod(window_dimensions) > _MAX_TAP_LOOP:
+            v = _windows(y, window_dimensions, window_strides, window_dilation, 0)
+            res = ufunc.reduce(v, axis=tuple(range(nd, 2 * nd)), dtype=cdt)
+            return np.asarray(res, x.dtype).reshape(out_shape)
+        res = None
+        for off in itertools.product(*(range(w) for w in window_dimensions)):
+            tap = y[
+                tuple(
+                    slice(k * d, k * d + (n - 1) * s + 1, s)
+                    for k, d, n, s in zip(off, window_dilation, out_shape, window_strides)
+                )
+            ]
+            if res is None:
+                res = xp.array(tap, cdt)
+            else:
+                res = combine(res, tap)
+        return res.astype(x.dtype, copy=False)
+
+    return reduce_window
 
 
-cpu_impls[reduce_window_sum_p] = partial(_reduce_window_impl, "sum", np.add)
-cpu_impls[reduce_window_max_p] = partial(_reduce_window_impl, "max", np.maximum)
-cpu_impls[reduce_window_min_p] = partial(_reduce_window_impl, "min", np.minimum)
+cpu_impls[reduce_window_sum_p] = reduce_window_impl(np, "sum")
+cpu_impls[reduce_window_max_p] = reduce_window_impl(np, "max")
+cpu_impls[reduce_window_min_p] = reduce_window_impl(np, "min")

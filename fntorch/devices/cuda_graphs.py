@@ -50,10 +50,11 @@ from .cuda_bf16 import BF16
 # host read and no host-to-device copy (given device-array operands).
 DEVICE_ONLY = frozenset(
     {
-        "argmax", "argmin", "broadcast_in_dim", "concatenate", "convert_element_type",
-        "copy", "dot_general", "expand_dims", "gather", "reduce_max", "reduce_min",
-        "reduce_prod", "reduce_sum", "reshape", "rev", "scatter_add", "select_n", "slice",
-        "squeeze", "stop_gradient", "transpose",
+        "argmax", "argmin", "broadcast_in_dim", "concatenate", "conv_general_dilated",
+        "convert_element_type", "copy", "dot_general", "expand_dims", "gather",
+        "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "reduce_window_max",
+        "reduce_window_min", "reduce_window_sum", "reshape", "rev", "scatter_add",
+        "select_n", "slice", "squeeze", "stop_gradient", "transpose",
     }
 )  # fmt: skip
 # Calls made step by step before a program is captured (the first call compiles and

@@ -9,8 +9,11 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
   view primitives, ``select_n``, ``rsqrt``, ``logistic``, float ``div``/``rem``/``pow``,
   ``dot_general`` through ``cupy.einsum``, which calls cuBLAS);
 - *native* too: ``gather`` and ``scatter_add`` (``cuda_indexing``: no host sync);
+  convolution and the window reductions (the CPU's im2col and tap-loop algorithms over
+  CuPy, ``cpu_linalg.conv_impl``, products through cuBLAS); ``fft`` (cuFFT through
+  ``cupy.fft``, complex operands included);
 - *through the host*: every other primitive (integer division and shifts with XLA's
-  edge cases, erf/lgamma/digamma, the other scatters, sort, convolution, the
+  edge cases, erf/lgamma/digamma, the other scatters, sort, the decompositions, the
   cumulative scans, random bits, ...) copies its operands to the host, runs the CPU impl
   and copies the results back. Correct and bit-identical to the CPU (the random bits
   included), but slow: ``HOST_PRIMITIVES`` names them, so the gap is visible.
@@ -38,6 +41,8 @@ from ..ops import _prims_reduce as r
 from ..ops import _prims_structural as ps
 from ._device import cpu_impls
 from .cpu_elementwise import _UFUNCS
+from .cpu_fft import fft_impl
+from .cpu_linalg import conv_impl, reduce_window_impl
 from .cuda_bf16 import Bf16Array, bf16_aware, from_host
 from .cuda_gemm import gemm
 from .cuda_indexing import indexing_impls
@@ -52,7 +57,8 @@ NATIVE_NAMES = frozenset(
         "slice", "concatenate", "copy", "stop_gradient", "select_n", "clamp", "max",
         "min", "dot_general", "cond", "while_loop", "scan", "jit_call", "rsqrt",
         "logistic", "div (float)", "rem (float)", "pow (float)", "gather",
-        "scatter_add (float32/64, int32, uint32)",
+        "scatter_add (float32/64, int32, uint32)", "conv_general_dilated",
+        "reduce_window_sum", "reduce_window_max", "reduce_window_min", "fft",
     }
 )  # fmt: skip
 
@@ -183,16 +189,31 @@ def _native(cp) -> dict:
 
     impls[ew.logistic_p] = logistic
 
-    from ..ops._prims_linalg import dot_general_p
+    from ..ops import _prims_fft as pf
+    from ..ops import _prims_linalg as pl
 
-    impls[dot_general_p] = _dot_general(cp)
+    matmul = _matmul(cp)
+    impls[pl.dot_general_p] = _dot_general(cp, matmul)
+    impls[pl.conv_general_dilated_p] = conv_impl(cp, matmul)
+    impls[pl.reduce_window_sum_p] = reduce_window_impl(cp, "sum")
+    impls[pl.reduce_window_max_p] = reduce_window_impl(cp, "max")
+    impls[pl.reduce_window_min_p] = reduce_window_impl(cp, "min")
+    impls[pf.fft_p] = fft_impl(cp)
     impls.update(_control(cp))
     host_scatter_add = _through_host(cp, cpu_impls[pi.scatter_add_p])
     impls.update(indexing_impls(cp, host_scatter_add))
     return impls
 
 
-def _dot_general(cp):
+def _matmul(cp):
+    def matmul(a, b):
+        c = gemm(cp, a, b)  # cuBLAS directly: capturable in a CUDA graph (cuda_gemm)
+        return cp.matmul(a, b) if c is None else c
+
+    return matmul
+
+
+def _dot_general(cp, matmul):
     def dot_general(lhs, rhs, *, dimension_numbers, preferred_element_type):
         # As one batched matrix product: (batch, free, contract) @ (batch, contract, free)
         # through cupy.matmul (cuBLAS for floats). cupy.einsum reaches the same cuBLAS call
@@ -214,8 +235,7 @@ def _dot_general(cp):
         a = lhs.transpose((*lb, *lf, *lc)).reshape((nb, m, k) if lb else (m, k))
         b = rhs.transpose((*rb, *rc, *rf)).reshape((nb, k, n) if rb else (k, n))
         out_shape = tuple(lhs.shape[i] for i in (*lb, *lf)) + tuple(rhs.shape[j] for j in rf)
-        c = gemm(cp, a, b)  # cuBLAS directly: capturable in a CUDA graph (cuda_gemm)
-        return (cp.matmul(a, b) if c is None else c).reshape(out_shape)
+        return matmul(a, b).reshape(out_shape)
 
     return dot_general
 
@@ -311,7 +331,7 @@ def build_impls(cp, table: dict) -> dict:
     for prim, impl in cpu_impls.items():
         host = _through_host(cp, impl)
         fast = native.get(prim)
-        if fast is not None and prim.name not in _COMPLEX_EXACT:
+        if fast is not None and prim.name not in _COMPLEX_OK:
             fast = _real_operands_only(fast, host)
         table[prim] = fast or host
     for prim, impl in native.items():
@@ -326,12 +346,15 @@ def build_impls(cp, table: dict) -> dict:
 # CPU) and rounds its products and sums differently, and its signbit does not read a
 # NaN's sign: these take the host with complex operands, or always.
 _HOST_ALWAYS = (ew.signbit_p,)
-# The native impls that move or select complex values without arithmetic: exact.
-_COMPLEX_EXACT = frozenset(
+# The native impls that move or select complex values without arithmetic (exact), and
+# the FFT.
+_COMPLEX_OK = frozenset(
     {
         "broadcast_in_dim", "concatenate", "copy", "expand_dims", "reshape", "rev",
         "select_n", "slice", "squeeze", "stop_gradient", "transpose", "iota", "gather",
         "cond", "scan", "while_loop", "jit_call", "eq", "ne",
+        # not exact, but no special-value contract: cuFFT rounds as pocketfft does
+        "fft",
     }
 )  # fmt: skip
 

@@ -1,0 +1,73 @@
+"""The CUDA device's eager impl table, run with numpy standing in for CuPy.
+
+CI has no GPU, but most of ``cuda_impls`` is array-module code (index juggling, the
+CPU's conv and window algorithms over ``xp``, the FFT's axes and dtypes, the host
+routes): built over numpy, every native impl must give the CPU impl's results on every
+contract case. What this cannot see is CuPy's own behaviour (its kernels' rounding,
+signed zeros), which ``tests/cuda`` checks on a GPU.
+"""
+
+import types
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from fntorch.devices import cpu_impls
+from fntorch.devices.cuda_impls import _HOST_ALWAYS, _native, build_impls
+from fntorch.fx import dtypes as dt
+from tests.cases import all_cases
+from tests.contract import as_list, case_ids
+
+
+class _NumpyAsCupy(types.ModuleType):
+    """numpy under CuPy's extra names (``asnumpy``); everything else is numpy's."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def asnumpy(a):
+        return np.asarray(a)
+
+
+CP = _NumpyAsCupy("cupy_on_numpy")
+# cuda_indexing's gather and scatter_add are CuPy RawKernels: only a GPU runs them.
+_KERNELS = {"gather", "scatter_add"}
+NATIVE = {p.name for p in _native(CP)} - _KERNELS - {p.name for p in _HOST_ALWAYS}
+TABLE = build_impls(CP, {})
+CASES = [c for c in all_cases() if c.prim.name in NATIVE and c.prim in cpu_impls]
+
+
+def _compare(got, want, case):
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape and g.dtype == w.dtype, (case.name, g.shape, w.shape, g.dtype)
+    if case.exact or g.dtype.kind not in "fc":
+        np.testing.assert_array_equal(g, w, err_msg=case.name)
+    else:
+        np.testing.assert_allclose(g, w, rtol=case.rtol, atol=case.atol, err_msg=case.name)
+
+
+def test_the_new_library_routes_are_native():
+    assert {"conv_general_dilated", "reduce_window_max", "reduce_window_sum", "fft"} <= NATIVE
+    for case in CASES:
+        if case.prim.name in ("conv_general_dilated", "fft") or "window" in case.prim.name:
+            assert not getattr(TABLE[case.prim], "through_host", False), case.name
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_ids)
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_every_native_cuda_impl_on_numpy_equals_the_cpu(case, data):
+    dtypes = [d for d in case.dtypes if d != dt.bfloat16]  # Bf16Array is CuPy storage
+    if not dtypes:
+        pytest.skip("bfloat16 only")
+    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
+    args, params = case.draw(data, dtype)
+    assume(params.get("new_dtype") != dt.bfloat16)
+    want = as_list(cpu_impls[case.prim](*[np.asarray(a) for a in args], **params))
+    got = as_list(TABLE[case.prim](*[np.asarray(a) for a in args], **params))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        _compare(g, w, case)
