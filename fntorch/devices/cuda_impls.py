@@ -7,16 +7,20 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
 - *native*: a CuPy ufunc or function whose result equals the CPU impl's (the float
   ufuncs, comparisons, bitwise ops, sums/products/max/min/all/any, the structural and
   view primitives, ``select_n``, ``rsqrt``, ``logistic``, float ``div``/``rem``/``pow``,
-  ``dot_general`` through ``cupy.einsum``, which calls cuBLAS);
+  ``dot_general`` as one batched product through cuBLAS, ``cuda_gemm``);
 - *native* too: ``gather`` and ``scatter_add`` (``cuda_indexing``: no host sync);
   convolution and the window reductions (the CPU's im2col and tap-loop algorithms over
   CuPy, ``cpu_linalg.conv_impl``, products through cuBLAS); ``fft`` (cuFFT through
-  ``cupy.fft``, complex operands included);
+  ``cupy.fft``, complex operands included); ``cholesky`` (cuSOLVER through
+  ``cupy.linalg``; a batch with a matrix it fails on takes the host, which gives that
+  matrix NaNs);
 - *through the host*: every other primitive (integer division and shifts with XLA's
-  edge cases, erf/lgamma/digamma, the other scatters, sort, the decompositions, the
-  cumulative scans, random bits, ...) copies its operands to the host, runs the CPU impl
-  and copies the results back. Correct and bit-identical to the CPU (the random bits
-  included), but slow: ``HOST_PRIMITIVES`` names them, so the gap is visible.
+  edge cases, erf/lgamma/digamma, the other scatters, sort, the other decompositions
+  (whose eigen- and singular vectors' signs are the solver's choice: cuSOLVER's need not
+  be LAPACK's), the cumulative scans, random bits, ...) copies its operands to the host,
+  runs the CPU impl and copies the results back. Correct and bit-identical to the CPU
+  (the random bits included), but slow: ``host_primitives(table)`` names them, so the gap
+  is visible.
 
 Control flow (``cond``, ``while_loop``, ``scan``) runs its sub-graphs as compiled
 programs on the device (PTX kernels and cuBLAS, one program per sub-graph, compiled on
@@ -28,6 +32,8 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 
 import numpy as np
@@ -58,7 +64,7 @@ NATIVE_NAMES = frozenset(
         "min", "dot_general", "cond", "while_loop", "scan", "jit_call", "rsqrt",
         "logistic", "div (float)", "rem (float)", "pow (float)", "gather",
         "scatter_add (float32/64, int32, uint32)", "conv_general_dilated",
-        "reduce_window_sum", "reduce_window_max", "reduce_window_min", "fft",
+        "reduce_window_sum", "reduce_window_max", "reduce_window_min", "fft", "cholesky",
     }
 )  # fmt: skip
 
@@ -189,6 +195,7 @@ def _native(cp) -> dict:
 
     impls[ew.logistic_p] = logistic
 
+    from ..ops import _prims_decomp as pd
     from ..ops import _prims_fft as pf
     from ..ops import _prims_linalg as pl
 
@@ -199,10 +206,33 @@ def _native(cp) -> dict:
     impls[pl.reduce_window_max_p] = reduce_window_impl(cp, "max")
     impls[pl.reduce_window_min_p] = reduce_window_impl(cp, "min")
     impls[pf.fft_p] = fft_impl(cp)
+    impls[pd.cholesky_p] = _cholesky(cp, _through_host(cp, cpu_impls[pd.cholesky_p]))
     impls.update(_control(cp))
     host_scatter_add = _through_host(cp, cpu_impls[pi.scatter_add_p])
     impls.update(indexing_impls(cp, host_scatter_add))
     return impls
+
+
+def _cholesky(cp, host):
+    try:  # CuPy reads cuSOLVER's status only when asked to raise
+        import cupyx
+
+        raising = functools.partial(cupyx.errstate, linalg="raise")
+    except ImportError:  # numpy standing in for CuPy (tests) raises by itself
+        raising = contextlib.nullcontext
+
+    def cholesky(x):
+        # the lower triangle is the matrix (what LAPACK reads): cuSOLVER then reads the
+        # same numbers whichever triangle it takes
+        strict = cp.swapaxes(cp.tril(x, -1), -1, -2)
+        full = cp.tril(x) + (strict.conj() if x.dtype.kind == "c" else strict)
+        try:
+            with raising():
+                return cp.linalg.cholesky(full).astype(x.dtype, copy=False)
+        except np.linalg.LinAlgError:  # what CuPy raises too
+            return host(x)
+
+    return cholesky
 
 
 def _matmul(cp):

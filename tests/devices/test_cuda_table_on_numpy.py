@@ -71,3 +71,13 @@ def test_every_native_cuda_impl_on_numpy_equals_the_cpu(case, data):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         _compare(g, w, case)
+
+
+def test_cholesky_of_a_batch_with_a_failing_matrix_gives_it_nans():
+    from fntorch.ops import _prims_decomp as pd
+
+    good = np.array([[4.0, 0.0], [2.0, 5.0]])  # lower triangle of an SPD matrix
+    bad = np.array([[-1.0, 0.0], [0.0, 1.0]])
+    out = TABLE[pd.cholesky_p](np.stack([good, bad]))
+    np.testing.assert_allclose(out[0], cpu_impls[pd.cholesky_p](good))
+    assert np.isnan(out[1]).all()
