@@ -1,4 +1,5 @@
-"""The CPU device's eager fast paths: ``* + - /``, ``t[idx]`` and ``t.at[idx]`` updates.
+"""The eager fast paths: ``* + - /`` (numpy's buffers, and another device's registered
+by ``register_fast_binary``), ``t[idx]`` and ``t.at[idx]`` updates.
 
 ``fntorch.ops`` attaches to ``Tensor`` the general operators of every device (promotion,
 weak scalars, then ``bind``). For the CPU, ``x * 2.0`` and ``x + y`` of same-dtype
@@ -50,17 +51,18 @@ def _scalar_const(cache: dict, value, dtype):
     return s
 
 
-def _fast_binary(ufunc, general, reflected: bool):
-    """``general`` (ops' operator) behind the eager numpy fast path (floats only)."""
+def _fast_binary(name, ufunc, general, reflected: bool):
+    """``general`` (ops' operator) behind the eager numpy fast path (floats only), and
+    behind other devices' registered ones (``register_fast_binary``)."""
 
     def op(self, other):
         # With debug_nans / debug_infs on (``_core._debug_check`` set), the general path
         # runs, so that its check sees these operators' results too.
         if type(self) is Tensor and _get_trace() is EVAL_TRACE and _core._debug_check is None:
             v = self._value
-            t = type(other)
-            if t is builtins.float or t is builtins.int:
-                if type(v) is _ndarray:
+            if type(v) is _ndarray:
+                t = type(other)
+                if t is builtins.float or t is builtins.int:
                     cache = _SCALARS.get(v.dtype.char)
                     if cache is not None:
                         s = cache.get(other)
@@ -71,17 +73,70 @@ def _fast_binary(ufunc, general, reflected: bool):
                                 s = None
                         if s is not None:
                             return _new_tensor(ufunc(s, v) if reflected else ufunc(v, s))
-            elif t is Tensor:
-                ov = other._value
-                if type(v) is _ndarray and type(ov) is _ndarray and ov.dtype is v.dtype:
-                    if v.dtype.char in "efd":
+                elif t is Tensor:
+                    ov = other._value
+                    if type(ov) is _ndarray and ov.dtype is v.dtype and v.dtype.char in "efd":
                         try:
                             return _new_tensor(ufunc(ov, v) if reflected else ufunc(v, ov))
                         except ValueError:
                             pass  # a broadcasting error: the general path words it
+            else:
+                ufuncs = _DEVICE_UFUNCS.get(type(v))
+                if ufuncs is not None:
+                    r = _device_binary(ufuncs[name], v, other, reflected)
+                    if r is not None:
+                        return _new_tensor(r)
         return general(self, other)
 
     return op
+
+
+# A second device's buffer type -> its ufuncs for the fast path, by operator name.
+_DEVICE_UFUNCS: dict[type, dict] = {}
+
+
+def register_fast_binary(buffer_type: type, ufuncs: dict) -> None:
+    """Sends ``* + - /`` of two same-dtype float16/32/64 ``buffer_type`` buffers, or of
+    one and a Python scalar, straight to ``ufuncs[name]`` (``name``: add, sub, mul,
+    truediv), as numpy buffers are. ``ufuncs`` must follow NEP 50 for numpy scalars of
+    the buffer's dtype (a Python scalar is passed as one: fntorch's weak-scalar rule),
+    and raise ValueError for shapes that do not broadcast. The CUDA device registers
+    CuPy's: the general path's promotion, abstract evaluation and impl lookup cost
+    several microseconds a call in Python, more than CuPy's own launch.
+
+    >>> class Buf(np.ndarray): ...
+    >>> register_fast_binary(Buf, {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+    ...                            "truediv": np.true_divide})
+    >>> _DEVICE_UFUNCS.pop(Buf)["mul"] is np.multiply
+    True
+    """
+    missing = set(_FAST_OPS) - set(ufuncs)
+    if missing:
+        raise ValueError(f"register_fast_binary: ufuncs lacks {sorted(missing)}")
+    _DEVICE_UFUNCS[buffer_type] = dict(ufuncs)
+
+
+def _device_binary(ufunc, v, other, reflected: bool):
+    """``ufunc`` of device buffer ``v`` and ``other`` when the fast path applies, else
+    None (the general path)."""
+    dtype = v.dtype
+    if dtype.char not in "efd":
+        return None
+    t = type(other)
+    if t is builtins.float or t is builtins.int:
+        try:
+            s = dtype.type(other)
+        except OverflowError:
+            return None
+        return ufunc(s, v) if reflected else ufunc(v, s)
+    if t is Tensor:
+        ov = other._value
+        if type(ov) is type(v) and ov.dtype is dtype:
+            try:
+                return ufunc(ov, v) if reflected else ufunc(v, ov)
+            except ValueError:
+                return None
+    return None
 
 
 _FAST_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide}
@@ -89,7 +144,7 @@ _FAST_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": n
 for _name, _ufunc in _FAST_OPS.items():
     for _op, _reflected in ((f"__{_name}__", False), (f"__r{_name}__", True)):
         _general = getattr(Tensor, _op)
-        _attach(_op, _fast_binary(_ufunc, _general, _reflected), _general.__doc__)
+        _attach(_op, _fast_binary(_name, _ufunc, _general, _reflected), _general.__doc__)
 
 
 def _eager_read(x, idx):

@@ -32,6 +32,7 @@ from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from ..fx.device import Device, ImplTable, register_device, register_provider
 from . import cuda_bf16 as bf16
+from .cpu_dispatch import register_fast_binary
 
 MISSING_CUPY = (
     "no CUDA device: CUDA needs CuPy, which is not installed: pip install 'fntorch[cuda]' "
@@ -105,6 +106,11 @@ def _register_all() -> str | None:
     from .cuda_target import CudaTarget
 
     impls.build_impls(cp, cuda_impls)
+    # x * 2.0 and x + y of float CuPy buffers straight to CuPy (W1: eager dispatch)
+    register_fast_binary(
+        cp.ndarray,
+        {"add": cp.add, "sub": cp.subtract, "mul": cp.multiply, "truediv": cp.true_divide},
+    )
     for i in range(count):
         dev = Device("cuda", i, cuda_impls, _put(i), _to_host, CudaTarget(cuda_impls, i))
         # one buffer type, one device: cupy arrays belong to cuda:0 (see the docstring)

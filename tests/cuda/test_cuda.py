@@ -72,6 +72,22 @@ def test_transfers_round_trip(gpu):
         x + ft.ones((2, 3))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_eager_operators_fast_path_equals_the_general_path(gpu, dtype):
+    # cpu_dispatch.register_fast_binary: CuPy's ufuncs with the scalar as a numpy scalar
+    rng = np.random.default_rng(0)
+    x = ft.asarray(rng.standard_normal((3, 4)).astype(dtype), device=gpu)
+    y = ft.asarray(rng.standard_normal(4).astype(dtype), device=gpu)
+    pairs = [
+        (x * 1.0001, ft.multiply(x, 1.0001)), (0.5 + x, ft.add(0.5, x)),
+        (x - 3, ft.subtract(x, 3)), (2.0 / x, ft.divide(2.0, x)), (x * y, ft.multiply(x, y)),
+        (x + 70000, ft.add(x, 70000)),
+    ]  # fmt: skip
+    for got, want in pairs:
+        assert got.device is gpu and got.dtype == want.dtype == dtype
+        np.testing.assert_array_equal(_host(got), _host(want))
+
+
 def test_dlpack_with_torch_and_cupy_shares_memory(gpu):
     from fntorch.devices.cuda_device import from_dlpack
 
