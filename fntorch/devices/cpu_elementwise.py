@@ -11,7 +11,8 @@ included. Wrappers exist only where numpy's semantics differ from the primitive'
 - integer ``pow`` with a negative exponent is 0, except for the bases 1 and -1 (XLA).
 - shifts by a negative amount or by at least the bit width give 0, or the sign fill for
   ``shift_right_arithmetic`` (XLA); arithmetic and logical shifts act on the bit
-  pattern, whatever the signedness of the dtype.
+  pattern, whatever the signedness of the dtype. They, ``integer_pow`` and the complex
+  parts are written over an array module in ``xp_impls``, shared with the CUDA device.
 - ``erf``, ``erf_inv``, ``lgamma`` and ``digamma`` have no ufunc: they are computed in
   float64 with vectorized series / rational approximations and cast back.
   ``digamma`` at a non-positive integer (a pole) is NaN, as in XLA.
@@ -30,6 +31,7 @@ from ..ops._erf_inv_coeffs import ERF_F32_Q as _ERF_F32_Q
 from ..ops._erf_inv_coeffs import GILES_CENTRAL as _GILES_CENTRAL
 from ..ops._erf_inv_coeffs import GILES_TAIL as _GILES_TAIL
 from ._device import cpu_impls
+from .xp_impls import elementwise_impls
 
 _UFUNCS = {
     ew.neg_p: np.negative,
@@ -168,71 +170,6 @@ def _pow(x, y):
 cpu_impls[ew.pow_p] = _pow
 
 
-def _integer_pow(x, *, y):
-    # Square and multiply in the compiled kernel's order (``rules._integer_pow``) and
-    # XLA's: integers wrap like the products they stand for; floats round at each
-    # product (np.power rounds once, so eager and jit differed in the last bit).
-    # float16/bfloat16 are computed in float32 and rounded once, as the kernels do:
-    # 300**2 overflows float16, yet 300**-2 does not underflow.
-    x = np.asarray(x)
-    w = x.astype(np.float32) if not _is_int(x) and x.dtype.itemsize == 2 else x
-    out, base, n = None, w, abs(y)
-    with np.errstate(all="ignore"):
-        while n:
-            if n & 1:
-                out = base if out is None else np.multiply(out, base)
-            n >>= 1
-            if n:
-                base = np.multiply(base, base)
-        out = np.ones_like(w) if out is None else out
-        if y < 0:
-            out = np.reciprocal(out)
-    return out.astype(x.dtype, copy=False)
-
-
-cpu_impls[ew.integer_pow_p] = _integer_pow
-
-
-# ------------------------------------------------------------------------- shifts
-
-
-def _shift_amount(x, y):
-    bits = x.dtype.itemsize * 8
-    ok = (y >= 0) & (y < bits)
-    return bits, ok
-
-
-def _shift_left(x, y):
-    bits, ok = _shift_amount(x, y)
-    s = np.where(ok, y, np.zeros((), y.dtype))
-    return np.where(ok, np.left_shift(x, s), np.zeros((), x.dtype))
-
-
-cpu_impls[ew.shift_left_p] = _shift_left
-
-
-def _shift_right_logical(x, y):
-    bits, ok = _shift_amount(x, y)
-    u = np.dtype(f"u{x.dtype.itemsize}")
-    s = np.where(ok, y, np.zeros((), y.dtype)).astype(u)
-    r = np.right_shift(np.asarray(x).view(u), s)
-    return np.where(ok, np.asarray(r).view(x.dtype), np.zeros((), x.dtype))
-
-
-cpu_impls[ew.shift_right_logical_p] = _shift_right_logical
-
-
-def _shift_right_arithmetic(x, y):
-    bits, ok = _shift_amount(x, y)
-    i = np.dtype(f"i{x.dtype.itemsize}")
-    # Out of range shifts by bits - 1: every bit becomes the sign bit.
-    s = np.where(ok, y, np.asarray(bits - 1, y.dtype)).astype(i)
-    return np.asarray(np.right_shift(np.asarray(x).view(i), s)).view(x.dtype)
-
-
-cpu_impls[ew.shift_right_arithmetic_p] = _shift_right_arithmetic
-
-
 # --------------------------------------------------------------- small float functions
 
 
@@ -278,26 +215,7 @@ def _clamp(lo, x, hi):
 cpu_impls[ew.clamp_p] = _clamp
 
 
-# ------------------------------------------------------------------ complex parts
-
-
-def _real(x):
-    return np.real(x)
-
-
-def _imag(x):
-    # numpy's imag of a real array is a read-only zero view; a fresh zeros keeps buffers
-    # plain arrays.
-    return np.imag(x) if np.iscomplexobj(x) else np.zeros_like(x)
-
-
-def _complex(x, y):
-    dtype = dt.complex_dtype(np.asarray(x).dtype)
-    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
-    out = np.empty(shape, dtype)
-    out.real = x
-    out.imag = y
-    return out
+# ------------------------------------------------------------------ complex functions
 
 
 def _expm1(x):
@@ -351,10 +269,7 @@ def _tanh(x):
 
 
 cpu_impls[ew.tanh_p] = _tanh
-cpu_impls[ew.real_p] = _real
-cpu_impls[ew.imag_p] = _imag
-cpu_impls[ew.conj_p] = np.conjugate
-cpu_impls[ew.complex_p] = _complex
+cpu_impls.update(elementwise_impls(np))  # integer_pow, shifts, complex parts
 
 
 # ------------------------------------------- special functions, in float64 and cast back

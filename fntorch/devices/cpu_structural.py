@@ -14,6 +14,7 @@ import numpy as np
 from ..fx import dtypes as dt
 from ..ops import _prims_structural as ps
 from ._device import cpu_impls
+from .xp_impls import structural_impls
 
 
 def _convert_element_type(x, *, new_dtype):
@@ -151,31 +152,7 @@ def _slice(x, *, start_indices, limit_indices, strides):
 cpu_impls[ps.slice_p] = _slice
 
 
-def _window(shape, starts, sizes):
-    # lax semantics: each start is clamped so that the whole window is in bounds.
-    out = []
-    for n, s, k in zip(shape, starts, sizes):
-        s = min(max(int(s), 0), n - k)
-        out.append(slice(s, s + k))
-    return tuple(out)
-
-
-def _dynamic_slice(x, *start_indices, slice_sizes):
-    x = np.asarray(x)
-    return x[_window(x.shape, start_indices, slice_sizes)]
-
-
-cpu_impls[ps.dynamic_slice_p] = _dynamic_slice
-
-
-def _dynamic_update_slice(x, update, *start_indices):
-    out = np.array(x, copy=True)
-    update = np.asarray(update)
-    out[_window(out.shape, start_indices, update.shape)] = update
-    return out
-
-
-cpu_impls[ps.dynamic_update_slice_p] = _dynamic_update_slice
+cpu_impls.update(structural_impls(np))  # pad, dynamic_slice, dynamic_update_slice
 
 
 def _concatenate(*xs, dimension):
@@ -183,29 +160,6 @@ def _concatenate(*xs, dimension):
 
 
 cpu_impls[ps.concatenate_p] = _concatenate
-
-
-def _pad(x, padding_value, *, padding_config):
-    x = np.asarray(x)
-    # Pad with the non-negative parts (and interior) first, then crop the negative ones.
-    grown = [
-        ps.pad_output_size(n, max(lo, 0), max(hi, 0), k)
-        for n, (lo, hi, k) in zip(x.shape, padding_config)
-    ]
-    out = np.full(grown, padding_value, dtype=x.dtype)
-    out[
-        tuple(
-            slice(max(lo, 0), max(lo, 0) + (n - 1) * (k + 1) + 1, k + 1) if n else slice(0, 0)
-            for n, (lo, hi, k) in zip(x.shape, padding_config)
-        )
-    ] = x
-    crop = tuple(
-        slice(max(-lo, 0), g - max(-hi, 0)) for g, (lo, hi, _) in zip(grown, padding_config)
-    )
-    return out[crop]
-
-
-cpu_impls[ps.pad_p] = _pad
 
 
 def _copy(x):

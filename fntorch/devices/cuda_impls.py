@@ -13,14 +13,16 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
   CuPy, ``cpu_linalg.conv_impl``, products through cuBLAS); ``fft`` (cuFFT through
   ``cupy.fft``, complex operands included); ``cholesky`` (cuSOLVER through
   ``cupy.linalg``; a batch with a matrix it fails on takes the host, which gives that
-  matrix NaNs);
-- *through the host*: every other primitive (integer division and shifts with XLA's
-  edge cases, erf/lgamma/digamma, the other scatters, sort, the other decompositions
-  (whose eigen- and singular vectors' signs are the solver's choice: cuSOLVER's need not
-  be LAPACK's), the cumulative scans, random bits, ...) copies its operands to the host,
-  runs the CPU impl and copies the results back. Correct and bit-identical to the CPU
-  (the random bits included), but slow: ``host_primitives(table)`` names them, so the gap
-  is visible.
+  matrix NaNs); ``integer_pow``, the shifts, the complex parts, ``pad`` and the dynamic
+  slices (``xp_impls``, written once for numpy and CuPy);
+- *through the host*: every other primitive (integer division with XLA's edge cases,
+  ``sign``, whose CuPy results at NaN and -0.0 are unchecked against numpy's,
+  erf/lgamma/digamma, the other scatters, sort, the other decompositions, whose eigen-
+  and singular vectors' signs are the solver's choice (cuSOLVER's need not be LAPACK's),
+  the cumulative scans, random bits, ...) copies its operands to the host, runs the CPU
+  impl and copies the results back. Correct and bit-identical to the CPU (the random
+  bits included), but slow: ``host_primitives(table)`` names them, so the gap is
+  visible.
 
 Control flow (``cond``, ``while_loop``, ``scan``) runs its sub-graphs as compiled
 programs on the device (PTX kernels and cuBLAS, one program per sub-graph, compiled on
@@ -52,6 +54,7 @@ from .cpu_linalg import conv_impl, reduce_window_impl
 from .cuda_bf16 import Bf16Array, bf16_aware, from_host
 from .cuda_gemm import gemm
 from .cuda_indexing import indexing_impls
+from .xp_impls import xp_impls
 
 # Names of the primitives computed natively by CuPy (the rest go through the host).
 NATIVE_NAMES = frozenset(
@@ -65,6 +68,8 @@ NATIVE_NAMES = frozenset(
         "logistic", "div (float)", "rem (float)", "pow (float)", "gather",
         "scatter_add (float32/64, int32, uint32)", "conv_general_dilated",
         "reduce_window_sum", "reduce_window_max", "reduce_window_min", "fft", "cholesky",
+        "integer_pow", "shift_left", "shift_right_logical", "shift_right_arithmetic", "real",
+        "imag", "conj", "complex", "pad", "dynamic_slice", "dynamic_update_slice",
     }
 )  # fmt: skip
 
@@ -207,6 +212,7 @@ def _native(cp) -> dict:
     impls[pl.reduce_window_min_p] = reduce_window_impl(cp, "min")
     impls[pf.fft_p] = fft_impl(cp)
     impls[pd.cholesky_p] = _cholesky(cp, _through_host(cp, cpu_impls[pd.cholesky_p]))
+    impls.update(xp_impls(cp))  # integer_pow, shifts, complex parts, pad, dynamic slices
     impls.update(_control(cp))
     host_scatter_add = _through_host(cp, cpu_impls[pi.scatter_add_p])
     impls.update(indexing_impls(cp, host_scatter_add))
@@ -382,7 +388,8 @@ _COMPLEX_OK = frozenset(
     {
         "broadcast_in_dim", "concatenate", "copy", "expand_dims", "reshape", "rev",
         "select_n", "slice", "squeeze", "stop_gradient", "transpose", "iota", "gather",
-        "cond", "scan", "while_loop", "jit_call", "eq", "ne",
+        "cond", "scan", "while_loop", "jit_call", "eq", "ne", "real", "imag", "conj",
+        "complex", "pad", "dynamic_slice", "dynamic_update_slice",
         # not exact, but no special-value contract: cuFFT rounds as pocketfft does
         "fft",
     }
