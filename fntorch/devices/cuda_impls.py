@@ -6,7 +6,7 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
 
 - *native*: a CuPy ufunc or function whose result equals the CPU impl's (the float
   ufuncs, comparisons, bitwise ops, sums/products/max/min/all/any, the structural and
-  view primitives, ``select_n``, ``rsqrt``, ``logistic``, float ``div``/``rem``/``pow``,
+  view primitives, ``select_n``, ``rsqrt``, ``logistic``, ``sign``, float ``div``/``rem``/``pow``,
   ``dot_general`` as one batched product through cuBLAS, ``cuda_gemm``);
 - *native* too: ``gather`` and ``scatter_add`` (``cuda_indexing``: no host sync);
   convolution and the window reductions (the CPU's im2col and tap-loop algorithms over
@@ -16,7 +16,6 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
   matrix NaNs); ``integer_pow``, the shifts, the complex parts, ``pad`` and the dynamic
   slices (``xp_impls``, written once for numpy and CuPy);
 - *through the host*: every other primitive (integer division with XLA's edge cases,
-  ``sign``, whose CuPy results at NaN and -0.0 are unchecked against numpy's,
   erf/lgamma/digamma, the other scatters, sort, the other decompositions, whose eigen-
   and singular vectors' signs are the solver's choice (cuSOLVER's need not be LAPACK's),
   the cumulative scans, random bits, ...) copies its operands to the host, runs the CPU
@@ -65,7 +64,7 @@ NATIVE_NAMES = frozenset(
         "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "rev",
         "slice", "concatenate", "copy", "stop_gradient", "select_n", "clamp", "max",
         "min", "dot_general", "cond", "while_loop", "scan", "jit_call", "rsqrt",
-        "logistic", "div (float)", "rem (float)", "pow (float)", "gather",
+        "logistic", "sign", "div (float)", "rem (float)", "pow (float)", "gather",
         "scatter_add (float32/64, int32, uint32)", "conv_general_dilated",
         "reduce_window_sum", "reduce_window_max", "reduce_window_min", "fft", "cholesky",
         "integer_pow", "shift_left", "shift_right_logical", "shift_right_arithmetic", "real",
@@ -199,6 +198,15 @@ def _native(cp) -> dict:
         return cp.where(x >= 0, r, e * r)
 
     impls[ew.logistic_p] = logistic
+
+    def sign(x):  # by comparisons: numpy's NaN (kept) and zeros (+0.0) by construction
+        one, zero = cp.ones((), x.dtype), cp.zeros((), x.dtype)
+        if x.dtype.kind == "u":
+            return cp.where(x > 0, one, zero)
+        r = cp.where(x > 0, one, cp.where(x < 0, -one, zero))
+        return cp.where(cp.isnan(x), x, r) if x.dtype.kind == "f" else r
+
+    impls[ew.sign_p] = sign
 
     from ..ops import _prims_decomp as pd
     from ..ops import _prims_fft as pf

@@ -81,3 +81,17 @@ def test_cholesky_of_a_batch_with_a_failing_matrix_gives_it_nans():
     out = TABLE[pd.cholesky_p](np.stack([good, bad]))
     np.testing.assert_allclose(out[0], cpu_impls[pd.cholesky_p](good))
     assert np.isnan(out[1]).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.uint8])
+def test_sign_by_comparisons_keeps_numpys_nans_and_zeros(dtype):
+    from fntorch.ops import _prims_elementwise as ew
+
+    if np.dtype(dtype).kind == "f":
+        x = np.array([-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-40, -3], dtype)
+    else:
+        x = np.array([0, 1, np.iinfo(dtype).max, np.iinfo(dtype).min], dtype)
+    got, want = TABLE[ew.sign_p](x), cpu_impls[ew.sign_p](x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
