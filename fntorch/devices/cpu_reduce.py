@@ -108,18 +108,25 @@ def _argmin(x, *, axes, index_dtype):
 cpu_impls[r.argmin_p] = _argmin
 
 
+def scan_impls(xp) -> dict:
+    """``cumsum`` and ``cumprod`` over array module ``xp`` (numpy, CuPy), in the
+    operand's dtype."""
+
+    def rule(accumulate):
+        def impl(x, *, axis, reverse):
+            if reverse:
+                return xp.flip(accumulate(xp.flip(x, axis), axis=axis, dtype=x.dtype), axis)
+            return accumulate(x, axis=axis, dtype=x.dtype)
+
+        return impl
+
+    return {r.cumsum_p: rule(xp.cumsum), r.cumprod_p: rule(xp.cumprod)}
+
+
 def _scan_impl(accumulate, x, *, axis, reverse):
     if reverse:
         return np.flip(accumulate(np.flip(x, axis), axis), axis)
     return accumulate(x, axis)
-
-
-def _cumsum(x, axis):
-    return np.cumsum(x, axis=axis, dtype=x.dtype)
-
-
-def _cumprod(x, axis):
-    return np.cumprod(x, axis=axis, dtype=x.dtype)
 
 
 def _cummax(x, axis):
@@ -146,14 +153,14 @@ def _scan_rule(accumulate):
     return impl
 
 
-cpu_impls[r.cumsum_p] = _scan_rule(_cumsum)
-cpu_impls[r.cumprod_p] = _scan_rule(_cumprod)
+cpu_impls.update(scan_impls(np))
 cpu_impls[r.cummax_p] = _scan_rule(_cummax)
 cpu_impls[r.cummin_p] = _scan_rule(_cummin)
 
 
-def sort_permutation(keys, axis: int) -> np.ndarray:
-    """The stable lexicographic sorting permutation of ``keys`` along ``axis``, NaNs last.
+def sort_permutation(keys, axis: int, xp=np):
+    """The stable lexicographic sorting permutation of ``keys`` along ``axis``, NaNs last,
+    over array module ``xp`` (numpy; CuPy's sorts are stable and put NaNs last too).
 
     Successive stable argsorts from the least significant key, which works for every
     dtype numpy can argsort (bfloat16 included, unlike ``np.lexsort``).
@@ -163,22 +170,27 @@ def sort_permutation(keys, axis: int) -> np.ndarray:
     """
     perm = None
     for k in reversed(keys):
-        k = np.asarray(k)
+        k = xp.asarray(k)
         if dt.is_float(k.dtype) and k.dtype.kind != "f":
             # ml_dtypes' bfloat16 sorts by plain comparisons, which leave NaNs where they
             # fall; float32 holds every bfloat16 exactly and sorts NaNs last.
             k = k.astype(np.float32)
         if perm is None:
-            perm = np.argsort(k, axis=axis, kind="stable")
+            perm = xp.argsort(k, axis=axis, kind="stable")
         else:
-            sub = np.argsort(np.take_along_axis(k, perm, axis), axis=axis, kind="stable")
-            perm = np.take_along_axis(perm, sub, axis)
+            sub = xp.argsort(xp.take_along_axis(k, perm, axis), axis=axis, kind="stable")
+            perm = xp.take_along_axis(perm, sub, axis)
     return perm
 
 
-def _sort(*operands, dimension, is_stable, num_keys):
-    perm = sort_permutation(operands[:num_keys], dimension)
-    return [np.take_along_axis(np.asarray(x), perm, dimension) for x in operands]
+def sort_impl(xp):
+    """The ``sort`` impl over array module ``xp``."""
+
+    def sort(*operands, dimension, is_stable, num_keys):
+        perm = sort_permutation(operands[:num_keys], dimension, xp)
+        return [xp.take_along_axis(xp.asarray(x), perm, dimension) for x in operands]
+
+    return sort
 
 
-cpu_impls[r.sort_p] = _sort
+cpu_impls[r.sort_p] = sort_impl(np)

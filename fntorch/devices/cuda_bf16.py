@@ -168,8 +168,9 @@ def _as_f32(v):
 # Primitives whose bfloat16 operands must stay bfloat16: their sub-programs are typed.
 _PASS_THROUGH = frozenset({"cond", "while_loop", "scan", "jit_call"})
 # Primitives whose bfloat16 result is not float32's rounded (the next bfloat16 after x
-# is no float32 step away): the CPU impl on the host copies.
-_ON_HOST = frozenset({"nextafter"})
+# is no float32 step away; a running sum or product rounds at every step on the CPU):
+# the CPU impl on the host copies.
+_ON_HOST = frozenset({"nextafter", "cumsum", "cumprod"})
 
 
 def bf16_aware(cp, prim, impl):

@@ -14,11 +14,13 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
   ``cupy.fft``, complex operands included); ``cholesky`` (cuSOLVER through
   ``cupy.linalg``; a batch with a matrix it fails on takes the host, which gives that
   matrix NaNs); ``integer_pow``, the shifts, the complex parts, ``pad`` and the dynamic
-  slices (``xp_impls``, written once for numpy and CuPy);
+  slices (``xp_impls``, written once for numpy and CuPy); ``sort`` (stable argsorts,
+  NaNs last, as numpy's); ``cumsum``/``cumprod`` but for half floats (a parallel scan:
+  float sums within rounding of the CPU's, not bit for bit);
 - *through the host*: every other primitive (integer division with XLA's edge cases,
-  erf/lgamma/digamma, the other scatters, sort, the other decompositions, whose eigen-
+  erf/lgamma/digamma, the other scatters, the other decompositions, whose eigen-
   and singular vectors' signs are the solver's choice (cuSOLVER's need not be LAPACK's),
-  the cumulative scans, random bits, ...) copies its operands to the host, runs the CPU
+  cummax/cummin, random bits, ...) copies its operands to the host, runs the CPU
   impl and copies the results back. Correct and bit-identical to the CPU (the random
   bits included), but slow: ``host_primitives(table)`` names them, so the gap is
   visible.
@@ -27,7 +29,7 @@ Control flow (``cond``, ``while_loop``, ``scan``) runs its sub-graphs as compile
 programs on the device (PTX kernels and cuBLAS, one program per sub-graph, compiled on
 first use); ``while_loop`` reads its predicate on the host once per iteration.
 
->>> "reduce_sum" in NATIVE_NAMES and "sort" not in NATIVE_NAMES
+>>> "reduce_sum" in NATIVE_NAMES and "erf" not in NATIVE_NAMES
 True
 """
 
@@ -50,6 +52,7 @@ from ._device import cpu_impls
 from .cpu_elementwise import _UFUNCS
 from .cpu_fft import fft_impl
 from .cpu_linalg import conv_impl, reduce_window_impl
+from .cpu_reduce import scan_impls, sort_impl
 from .cuda_bf16 import Bf16Array, bf16_aware, from_host
 from .cuda_gemm import gemm
 from .cuda_indexing import indexing_impls
@@ -68,7 +71,8 @@ NATIVE_NAMES = frozenset(
         "scatter_add (float32/64, int32, uint32)", "conv_general_dilated",
         "reduce_window_sum", "reduce_window_max", "reduce_window_min", "fft", "cholesky",
         "integer_pow", "shift_left", "shift_right_logical", "shift_right_arithmetic", "real",
-        "imag", "conj", "complex", "pad", "dynamic_slice", "dynamic_update_slice",
+        "imag", "conj", "complex", "pad", "dynamic_slice", "dynamic_update_slice", "sort",
+        "cumsum (not float16)", "cumprod (not float16)",
     }
 )  # fmt: skip
 
@@ -221,10 +225,25 @@ def _native(cp) -> dict:
     impls[pf.fft_p] = fft_impl(cp)
     impls[pd.cholesky_p] = _cholesky(cp, _through_host(cp, cpu_impls[pd.cholesky_p]))
     impls.update(xp_impls(cp))  # integer_pow, shifts, complex parts, pad, dynamic slices
+    impls[r.sort_p] = sort_impl(cp)
+    for prim, native in scan_impls(cp).items():
+        impls[prim] = _not_half(native, _through_host(cp, cpu_impls[prim]))
     impls.update(_control(cp))
     host_scatter_add = _through_host(cp, cpu_impls[pi.scatter_add_p])
     impls.update(indexing_impls(cp, host_scatter_add))
     return impls
+
+
+def _not_half(native, host):
+    """``native``, or ``host`` for float16 operands: a running float16 sum rounds at
+    every step, so only the CPU's order of steps gives the CPU's result."""
+
+    def run(x, **params):
+        if x.dtype.kind == "f" and x.dtype.itemsize == 2:
+            return host(x, **params)
+        return native(x, **params)
+
+    return run
 
 
 def _cholesky(cp, host):
@@ -366,7 +385,7 @@ def build_impls(cp, table: dict) -> dict:
     CuPy here: the table is only built, not run.)
 
     >>> t = build_impls(np, {})
-    >>> set(cpu_impls) <= set(t), "sort" in host_primitives(t), "exp" in host_primitives(t)
+    >>> set(cpu_impls) <= set(t), "erf" in host_primitives(t), "exp" in host_primitives(t)
     (True, True, False)
     """
     native = _native(cp)
