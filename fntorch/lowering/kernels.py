@@ -16,8 +16,9 @@ strides do not fit the variant it was compiled for (see below), else 0. Calls un
 ``PARALLEL_THRESHOLD`` elements keep the GIL (releasing it costs more than they run);
 larger ones release it.
 
-Code generation (the loop nests, variants, narrow floats) is ``codegen.py``; this module
-compiles (through the target), caches, loads and calls. Calls below
+Code generation is ``codegen.py`` (the loop nests, variants) and ``codegen_values.py``
+(each element's values, narrow floats); this module compiles (through the target),
+caches, loads and calls. Calls below
 ``PARALLEL_THRESHOLD`` use a variant compiled for short loops (``SMALL_TUNING``: the
 target's ``compile_object(ir, small=True)``); larger ones the full O3 pipeline, split
 across the target's threads in chunks.
@@ -42,7 +43,8 @@ import threading
 import numpy as np
 
 from . import cache as _cache
-from .codegen import _Gen, _unsupported
+from .codegen import _Gen
+from .codegen_values import _unsupported
 from .spec import FUNCTION_NAME, REDUCTIONS, KernelSpec
 from .target import Target, default_target
 

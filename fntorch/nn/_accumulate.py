@@ -74,7 +74,7 @@ class Accumulation:
     PyTorch runs a backward's hooks.
 
     >>> import fntorch as ft
-    >>> from fntorch.nn.autograd import _grad_enabled
+    >>> from fntorch.nn._grad_mode import _grad_enabled
     >>> p = ft.nn.Parameter(ft.zeros(1)); acc = Accumulation(None, False, _grad_enabled)
     >>> acc.leaf(p, ft.ones(1), True); [c is p for c in acc.cells], p.grad.tolist()
     ([True], [1.0])

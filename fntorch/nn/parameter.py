@@ -24,7 +24,7 @@ from ..fx.cell import Cell
 from ..fx.cell import scopes as _cell_scopes
 from ..fx.core import Tensor
 from ..ops import _tensor_inplace
-from .autograd import _grad_enabled
+from ._grad_mode import _grad_enabled
 
 
 class RemovableHandle:
