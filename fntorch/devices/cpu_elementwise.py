@@ -31,7 +31,7 @@ from ..ops._erf_inv_coeffs import ERF_F32_Q as _ERF_F32_Q
 from ..ops._erf_inv_coeffs import GILES_CENTRAL as _GILES_CENTRAL
 from ..ops._erf_inv_coeffs import GILES_TAIL as _GILES_TAIL
 from ._device import cpu_impls
-from .xp_impls import elementwise_impls
+from .xp_impls import elementwise_impls, quiet
 
 _UFUNCS = {
     ew.neg_p: np.negative,
@@ -277,7 +277,7 @@ cpu_impls.update(elementwise_impls(np))  # integer_pow, shifts, complex parts
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-def _erf_series(x):
+def _erf_series(x, xp=np):
     # erf(x) = 2/sqrt(pi) exp(-x^2) sum_n 2^n x^(2n+1) / (2n+1)!!: all terms positive,
     # so no cancellation; 60 terms reach double precision for |x| <= 3.
     x2 = x * x
@@ -286,40 +286,41 @@ def _erf_series(x):
     for n in range(1, 60):
         term = term * (2.0 * x2 / (2 * n + 1))
         total += term
-    return _TWO_OVER_SQRT_PI * np.exp(-x2) * total
+    return _TWO_OVER_SQRT_PI * xp.exp(-x2) * total
 
 
-def _erfc_cf(x):
+def _erfc_cf(x, xp=np):
     # erfc(x) for x >= 3 by its continued fraction
     # erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))), evaluated
     # from the tail; 60 levels reach double precision for x >= 3.
     f = x.copy()
     for k in range(60, 0, -1):
         f = x + (k / 2.0) / f
-    return np.exp(-x * x) / (math.sqrt(math.pi) * f)
+    return xp.exp(-x * x) / (math.sqrt(math.pi) * f)
 
 
-def _erf_erfc64(x):
+def _erf_erfc64(x, xp=np):
     """(erf(x), erfc(|x|)) in float64; erfc accurate in relative terms for |x| >= 3."""
-    a = np.abs(x)
+    a = xp.abs(x)
     small = a < 3.0
-    s = _erf_series(np.where(small, a, 0.0))
-    c = _erfc_cf(np.where(small, 3.0, np.where(np.isfinite(a), a, 30.0)))
-    c = np.where(a > 30.0, 0.0, c)
-    erfc_abs = np.where(small, 1.0 - s, c)
-    erf_abs = np.where(small, s, 1.0 - c)
-    erf = np.copysign(erf_abs, x)
-    return np.where(np.isnan(x), np.nan, erf), erfc_abs
+    s = _erf_series(xp.where(small, a, 0.0), xp)
+    c = _erfc_cf(xp.where(small, 3.0, xp.where(xp.isfinite(a), a, 30.0)), xp)
+    c = xp.where(a > 30.0, 0.0, c)
+    erfc_abs = xp.where(small, 1.0 - s, c)
+    erf_abs = xp.where(small, s, 1.0 - c)
+    erf = xp.copysign(erf_abs, x)
+    return xp.where(xp.isnan(x), np.nan, erf), erfc_abs
 
 
-def erf64(x):
-    """erf of a float64 array (vectorized; about 1e-16 relative accuracy).
+def erf64(x, xp=np):
+    """erf of a float64 array (vectorized; about 1e-16 relative accuracy) over array
+    module ``xp``.
 
     >>> round(float(erf64(np.array(0.5))), 12)
     0.520499877813
     """
-    with np.errstate(all="ignore"):
-        return _erf_erfc64(np.asarray(x, np.float64))[0]
+    with quiet(xp):
+        return _erf_erfc64(xp.asarray(x, np.float64), xp)[0]
 
 
 def _horner(coeffs, w):
@@ -450,31 +451,38 @@ def _via_float64(fn):
     return impl
 
 
-def _erf(x):
-    # float32 and narrower: the kernels' rational approximation, in float32 (about 30x
-    # faster than the float64 series, and eager then agrees with jit); float64: the series.
-    if x.dtype == np.float64:
-        return erf64(x)
-    x32 = np.asarray(x, np.float32)
-    with np.errstate(all="ignore"):
-        xc = np.clip(x32, -4.0, 4.0)
-        z = xc * xc
-        out = _horner32(_ERF_F32_P, z)
-        out *= xc
-        out /= _horner32(_ERF_F32_Q, z)
-        out = np.where(np.abs(x32) < 1e-8, x32 * np.float32(_TWO_OVER_SQRT_PI), out)
-    return out.astype(x.dtype, copy=False)
+def erf_impl(xp):
+    """The ``erf`` impl over array module ``xp`` (numpy; CuPy on the GPU, whose float32
+    steps round as numpy's, so the bits are the CPU's)."""
+
+    def erf(x):
+        # float32 and narrower: the kernels' rational approximation, in float32 (about
+        # 30x faster than the float64 series, and eager then agrees with jit); float64:
+        # the series.
+        if x.dtype == np.float64:
+            return erf64(x, xp)
+        x32 = xp.asarray(x, np.float32)
+        with quiet(xp):
+            xc = xp.clip(x32, np.float32(-4.0), np.float32(4.0))
+            z = xc * xc
+            out = _horner32(_ERF_F32_P, z, xp)
+            out *= xc
+            out /= _horner32(_ERF_F32_Q, z, xp)
+            out = xp.where(xp.abs(x32) < 1e-8, x32 * np.float32(_TWO_OVER_SQRT_PI), out)
+        return out.astype(x.dtype, copy=False)
+
+    return erf
 
 
-def _horner32(coeffs, z):
-    acc = np.full_like(z, coeffs[0])
+def _horner32(coeffs, z, xp):
+    acc = xp.full_like(z, coeffs[0])
     for c in coeffs[1:]:
         acc *= z  # in place: each step would otherwise allocate two arrays
         acc += np.float32(c)
     return acc
 
 
-cpu_impls[ew.erf_p] = _erf
+cpu_impls[ew.erf_p] = erf_impl(np)
 cpu_impls[ew.erf_inv_p] = _via_float64(erf_inv64)
 cpu_impls[ew.lgamma_p] = _via_float64(lgamma64)
 cpu_impls[ew.digamma_p] = _via_float64(digamma64)

@@ -6,7 +6,8 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
 
 - *native*: a CuPy ufunc or function whose result equals the CPU impl's (the float
   ufuncs, comparisons, bitwise ops, sums/products/max/min/all/any, the structural and
-  view primitives, ``select_n``, ``rsqrt``, ``logistic``, ``sign``, float ``div``/``rem``/``pow``,
+  view primitives, ``select_n``, ``rsqrt``, ``logistic``, ``sign``, ``erf`` (the CPU's
+  float32 rational function), float ``div``/``rem``/``pow``,
   ``dot_general`` as one batched product through cuBLAS, ``cuda_gemm``);
 - *native* too: ``gather`` and ``scatter_add`` (``cuda_indexing``: no host sync);
   convolution and the window reductions (the CPU's im2col and tap-loop algorithms over
@@ -18,7 +19,7 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
   NaNs last, as numpy's); ``cumsum``/``cumprod`` but for half floats (a parallel scan:
   float sums within rounding of the CPU's, not bit for bit);
 - *through the host*: every other primitive (integer division with XLA's edge cases,
-  erf/lgamma/digamma, the other scatters, the other decompositions, whose eigen-
+  erf_inv/lgamma/digamma, the other scatters, the other decompositions, whose eigen-
   and singular vectors' signs are the solver's choice (cuSOLVER's need not be LAPACK's),
   cummax/cummin, random bits, ...) copies its operands to the host, runs the CPU
   impl and copies the results back. Correct and bit-identical to the CPU (the random
@@ -29,7 +30,7 @@ Control flow (``cond``, ``while_loop``, ``scan``) runs its sub-graphs as compile
 programs on the device (PTX kernels and cuBLAS, one program per sub-graph, compiled on
 first use); ``while_loop`` reads its predicate on the host once per iteration.
 
->>> "reduce_sum" in NATIVE_NAMES and "erf" not in NATIVE_NAMES
+>>> "reduce_sum" in NATIVE_NAMES and "lgamma" not in NATIVE_NAMES
 True
 """
 
@@ -49,7 +50,7 @@ from ..ops import _prims_indexing as pi
 from ..ops import _prims_reduce as r
 from ..ops import _prims_structural as ps
 from ._device import cpu_impls
-from .cpu_elementwise import _UFUNCS
+from .cpu_elementwise import _UFUNCS, erf_impl
 from .cpu_fft import fft_impl
 from .cpu_linalg import conv_impl, reduce_window_impl
 from .cpu_reduce import scan_impls, sort_impl
@@ -67,7 +68,7 @@ NATIVE_NAMES = frozenset(
         "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "rev",
         "slice", "concatenate", "copy", "stop_gradient", "select_n", "clamp", "max",
         "min", "dot_general", "cond", "while_loop", "scan", "jit_call", "rsqrt",
-        "logistic", "sign", "div (float)", "rem (float)", "pow (float)", "gather",
+        "logistic", "sign", "erf", "div (float)", "rem (float)", "pow (float)", "gather",
         "scatter_add (float32/64, int32, uint32)", "conv_general_dilated",
         "reduce_window_sum", "reduce_window_max", "reduce_window_min", "fft", "cholesky",
         "integer_pow", "shift_left", "shift_right_logical", "shift_right_arithmetic", "real",
@@ -211,6 +212,7 @@ def _native(cp) -> dict:
         return cp.where(cp.isnan(x), x, r) if x.dtype.kind == "f" else r
 
     impls[ew.sign_p] = sign
+    impls[ew.erf_p] = erf_impl(cp)  # float32 steps round as numpy's: the CPU's bits
 
     from ..ops import _prims_decomp as pd
     from ..ops import _prims_fft as pf
@@ -385,7 +387,7 @@ def build_impls(cp, table: dict) -> dict:
     CuPy here: the table is only built, not run.)
 
     >>> t = build_impls(np, {})
-    >>> set(cpu_impls) <= set(t), "erf" in host_primitives(t), "exp" in host_primitives(t)
+    >>> set(cpu_impls) <= set(t), "lgamma" in host_primitives(t), "exp" in host_primitives(t)
     (True, True, False)
     """
     native = _native(cp)

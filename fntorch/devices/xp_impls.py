@@ -25,11 +25,17 @@ from ..ops import _prims_elementwise as ew
 from ..ops import _prims_structural as ps
 
 
+def quiet(xp):
+    """numpy's warnings off (overflow, invalid values); CuPy never warns.
+
+    >>> with quiet(np):
+    ...     _ = np.float32(1e38) * np.float32(10)
+    """
+    return np.errstate(all="ignore") if xp is np else contextlib.nullcontext()
+
+
 def elementwise_impls(xp) -> dict:
     """``integer_pow``, the three shifts and the complex parts over ``xp``."""
-
-    def quiet():  # numpy warns on overflow; CuPy never does
-        return np.errstate(all="ignore") if xp is np else contextlib.nullcontext()
 
     def integer_pow(x, *, y):
         # Square and multiply in the compiled kernel's order (``rules._integer_pow``) and
@@ -41,7 +47,7 @@ def elementwise_impls(xp) -> dict:
         half = x.dtype.kind not in "iu" and x.dtype.itemsize == 2
         w = x.astype(np.float32) if half else x
         out, base, n = None, w, abs(y)
-        with quiet():
+        with quiet(xp):
             while n:
                 if n & 1:
                     out = base if out is None else xp.multiply(out, base)
