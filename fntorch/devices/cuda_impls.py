@@ -21,10 +21,11 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
 - *through the host*: every other primitive (integer division with XLA's edge cases,
   erf_inv/lgamma/digamma, the other scatters, the other decompositions, whose eigen-
   and singular vectors' signs are the solver's choice (cuSOLVER's need not be LAPACK's),
-  cummax/cummin, random bits, ...) copies its operands to the host, runs the CPU
-  impl and copies the results back. Correct and bit-identical to the CPU (the random
-  bits included), but slow: ``host_primitives(table)`` names them, so the gap is
-  visible.
+  cummax/cummin, ...) copies its operands to the host, runs the CPU impl and copies
+  the results back. Correct and bit-identical to the CPU, but slow:
+  ``host_primitives(table)`` names them, so the gap is visible.
+
+The random draws (threefry: uint32 adds, xors and shifts, all native) are the CPU's bits.
 
 Control flow (``cond``, ``while_loop``, ``scan``) runs its sub-graphs as compiled
 programs on the device (PTX kernels and cuBLAS, one program per sub-graph, compiled on
