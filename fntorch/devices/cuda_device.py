@@ -31,6 +31,7 @@ import numpy as np
 from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from ..fx.device import Device, ImplTable, register_device, register_provider
+from ..ops._threefry import word_modules
 from . import cuda_bf16 as bf16
 from .cpu_dispatch import register_fast_binary
 
@@ -111,6 +112,7 @@ def _register_all() -> str | None:
         cp.ndarray,
         {"add": cp.add, "sub": cp.subtract, "mul": cp.multiply, "truediv": cp.true_divide},
     )
+    word_modules[cp.ndarray] = cp  # eager threefry in CuPy calls, not primitive binds
     for i in range(count):
         dev = Device("cuda", i, cuda_impls, _put(i), _to_host, CudaTarget(cuda_impls, i))
         # one buffer type, one device: cupy arrays belong to cuda:0 (see the docstring)

@@ -30,10 +30,11 @@ def _rotate_left(x, r: int):
 
 def threefry2x32(k0, k1, x0, x1):
     """The threefry-2x32 block function on uint32 words; the operands broadcast."""
-    words = _host_words((k0, k1, x0, x1))
-    if words is not None:
+    eager = _eager_words((k0, k1, x0, x1))
+    if eager is not None:
+        xp, words = eager
         with np.errstate(over="ignore"):  # 0-d operands compute as numpy scalars
-            return tuple(_new_tensor(w) for w in _threefry_numpy(*words))
+            return tuple(_new_tensor(w) for w in _threefry_words(xp, *words))
     ks = (k0, k1, lax.bitwise_xor(lax.bitwise_xor(k0, k1), _PARITY))
     x0, x1 = lax.add(x0, ks[0]), lax.add(x1, ks[1])
     for i in range(5):
@@ -46,35 +47,47 @@ def threefry2x32(k0, k1, x0, x1):
 
 
 # Eagerly, the ~120 operations of the 20 rounds would each pay a primitive dispatch (about
-# 1 ms per draw); on host values they run straight in numpy, with the same uint32
-# wraparound arithmetic the primitives' impls use, so the bits are identical. Traced (jit,
-# vmap, the tape) or device operands take the primitives.
+# 1 ms per draw); on concrete buffers they run straight in the buffers' array module,
+# with the same uint32 wraparound arithmetic the primitives' impls use, so the bits are
+# identical. Traced operands (jit, vmap, the tape) take the primitives.
+
+# Buffer types whose words the eager path computes in their own module (exact types: a
+# subclass of ndarray is another device's buffer, whose draws stay there). A device
+# adds its own: the CUDA device registers ``cupy.ndarray: cupy``.
+word_modules: dict[type, object] = {np.ndarray: np}
 
 
-def _host_words(operands):
+def _eager_words(operands):
+    """``(xp, words)`` when every operand is a concrete uint32 buffer of one module
+    ``xp`` (or a uint32 scalar), else None."""
     if current_trace() is not EVAL_TRACE:
         return None
-    words = []
+    xp, words = None, []
     for a in operands:
         if type(a) is Tensor:
             a = a._value
-        # Exact types: a subclass of ndarray is another device's buffer (its draws stay there).
-        if type(a) not in (np.ndarray, _U32) or a.dtype != _U32:
-            return None
+        if type(a) is not _U32:
+            module = word_modules.get(type(a))
+            if module is None or a.dtype != _U32 or (xp is not None and module is not xp):
+                return None
+            xp = module
         words.append(a)
-    return words
+    if xp is None or xp is np:
+        return np, words
+    # numpy scalars made the module's 0-d arrays (a fill, not a host copy)
+    return xp, [xp.full((), w, _U32) if type(w) is _U32 else w for w in words]
 
 
-def _threefry_numpy(k0, k1, x0, x1):
+def _threefry_words(xp, k0, k1, x0, x1):
     ks = (k0, k1, k0 ^ k1 ^ _PARITY)
     x0, x1 = x0 + ks[0], x1 + ks[1]
-    x0, x1 = np.broadcast_arrays(x0, x1)
+    x0, x1 = xp.broadcast_arrays(x0, x1)
     x0, x1 = x0.copy(), x1.copy()  # owned: updated in place below
-    tmp = np.empty_like(x1)
+    tmp = xp.empty_like(x1)
     for i in range(5):
         for r in _ROTATIONS[i % 2]:
             x0 += x1
-            np.left_shift(x1, _U32(r), out=tmp)
+            xp.left_shift(x1, _U32(r), out=tmp)
             x1 >>= _U32(32 - r)
             x1 |= tmp
             x1 ^= x0

@@ -88,3 +88,46 @@ def test_under_a_transform_the_tracer_sees_the_primitive(fake, counted):
 def test_registering_needs_all_four():
     with pytest.raises(ValueError, match="register_fast_binary: ufuncs lacks"):
         cpu_dispatch.register_fast_binary(FakeBuffer, {"add": np.add})
+
+
+def test_eager_threefry_in_a_registered_module_gives_the_cpu_bits(fake, monkeypatch):
+    # the CUDA device registers cupy.ndarray: cupy; the fake buffer's is numpy whose
+    # new arrays are fake buffers
+    import types
+
+    from fntorch.fx import core
+    from fntorch.ops import _threefry
+
+    def broadcast_arrays(*xs):
+        shape = np.broadcast_shapes(*map(np.shape, xs))
+        return [np.broadcast_to(x, shape).view(FakeBuffer) for x in xs]
+
+    fake_np = types.SimpleNamespace(
+        broadcast_arrays=broadcast_arrays,
+        empty_like=np.empty_like,
+        left_shift=np.left_shift,
+        full=lambda *a: np.full(*a).view(FakeBuffer),
+    )
+
+    want = [ft.random.normal(ft.random.key(7), (4, 3)), ft.random.bits(ft.random.key(1), (5,))]
+    binds = []
+    real_bind = core.Primitive.bind
+    monkeypatch.setattr(
+        core.Primitive,
+        "bind",
+        lambda self, *a, **k: binds.append(self.name) or real_bind(self, *a, **k),
+    )
+    for registered in (False, True):
+        if registered:
+            monkeypatch.setitem(_threefry.word_modules, FakeBuffer, fake_np)
+        binds.clear()
+        with ft.default_device(fake):
+            got = [
+                ft.random.normal(ft.random.key(7), (4, 3)),
+                ft.random.bits(ft.random.key(1), (5,)),
+            ]
+        for g, w in zip(got, want):
+            assert isinstance(g._value, FakeBuffer)
+            _same(g, w.to(fake))
+        rounds = binds.count("add")
+        assert (rounds < 10) if registered else (rounds > 40), binds
