@@ -123,6 +123,36 @@ def scan_impls(xp) -> dict:
     return {r.cumsum_p: rule(xp.cumsum), r.cumprod_p: rule(xp.cumprod)}
 
 
+def cum_extreme_impls(xp) -> dict:
+    """``cummax`` and ``cummin`` over array module ``xp`` (CuPy has no
+    ``maximum.accumulate``): log2(n) doubling steps whose combine is numpy's, by
+    selection only, hence exact: the first NaN wins, of equal values the later one.
+
+    >>> cum_extreme_impls(np)[r.cummax_p](np.array([1.0, 3.0, 2.0]), axis=0, reverse=False)
+    array([1., 3., 3.])
+    """
+
+    def rule(greater):
+        def combine(a, b):  # a before b
+            take_a = greater(a, b)
+            if a.dtype.kind == "f":
+                take_a = take_a | xp.isnan(a)
+            return xp.where(take_a, a, b)
+
+        def impl(x, *, axis, reverse):
+            y = xp.moveaxis(xp.flip(x, axis) if reverse else x, axis, 0)
+            n, step = y.shape[0], 1
+            while step < n:
+                y = xp.concatenate([y[:step], combine(y[: n - step], y[step:])])
+                step *= 2
+            y = xp.moveaxis(y, 0, axis)
+            return xp.ascontiguousarray(xp.flip(y, axis) if reverse else y)
+
+        return impl
+
+    return {r.cummax_p: rule(xp.greater), r.cummin_p: rule(xp.less)}
+
+
 def _scan_impl(accumulate, x, *, axis, reverse):
     if reverse:
         return np.flip(accumulate(np.flip(x, axis), axis), axis)

@@ -17,11 +17,12 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
   matrix NaNs); ``integer_pow``, the shifts, the complex parts, ``pad`` and the dynamic
   slices (``xp_impls``, written once for numpy and CuPy); ``sort`` (stable argsorts,
   NaNs last, as numpy's); ``cumsum``/``cumprod`` but for half floats (a parallel scan:
-  float sums within rounding of the CPU's, not bit for bit);
+  float sums within rounding of the CPU's, not bit for bit); ``cummax``/``cummin`` (exact
+  doubling steps, ``cpu_reduce.cum_extreme_impls``);
 - *through the host*: every other primitive (integer division with XLA's edge cases,
   erf_inv/lgamma/digamma, the other scatters, the other decompositions, whose eigen-
   and singular vectors' signs are the solver's choice (cuSOLVER's need not be LAPACK's),
-  cummax/cummin, ...) copies its operands to the host, runs the CPU impl and copies
+  ...) copies its operands to the host, runs the CPU impl and copies
   the results back. Correct and bit-identical to the CPU, but slow:
   ``host_primitives(table)`` names them, so the gap is visible.
 
@@ -54,7 +55,7 @@ from ._device import cpu_impls
 from .cpu_elementwise import _UFUNCS, erf_impl
 from .cpu_fft import fft_impl
 from .cpu_linalg import conv_impl, reduce_window_impl
-from .cpu_reduce import scan_impls, sort_impl
+from .cpu_reduce import cum_extreme_impls, scan_impls, sort_impl
 from .cuda_bf16 import Bf16Array, bf16_aware, from_host
 from .cuda_gemm import gemm
 from .cuda_indexing import indexing_impls
@@ -74,7 +75,7 @@ NATIVE_NAMES = frozenset(
         "reduce_window_sum", "reduce_window_max", "reduce_window_min", "fft", "cholesky",
         "integer_pow", "shift_left", "shift_right_logical", "shift_right_arithmetic", "real",
         "imag", "conj", "complex", "pad", "dynamic_slice", "dynamic_update_slice", "sort",
-        "cumsum (not float16)", "cumprod (not float16)",
+        "cumsum (not float16)", "cumprod (not float16)", "cummax", "cummin",
     }
 )  # fmt: skip
 
@@ -231,6 +232,7 @@ def _native(cp) -> dict:
     impls[r.sort_p] = sort_impl(cp)
     for prim, native in scan_impls(cp).items():
         impls[prim] = _not_half(native, _through_host(cp, cpu_impls[prim]))
+    impls.update(cum_extreme_impls(cp))
     impls.update(_control(cp))
     host_scatter_add = _through_host(cp, cpu_impls[pi.scatter_add_p])
     impls.update(indexing_impls(cp, host_scatter_add))

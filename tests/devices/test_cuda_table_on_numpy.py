@@ -95,3 +95,24 @@ def test_sign_by_comparisons_keeps_numpys_nans_and_zeros(dtype):
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_cumulative_extremes_by_doubling_keep_numpys_nans_and_zeros(dtype, name):
+    from fntorch.ops import _prims_reduce as r
+
+    prim = {"cummax": r.cummax_p, "cummin": r.cummin_p}[name]
+    x = np.random.default_rng(0).standard_normal((37, 5)) * 4
+    if np.dtype(dtype).kind == "f":
+        x[::7] = 0.0
+        x[::11] = -0.0
+        x[20, 1], x[9, 2], x[30, 2] = np.nan, -np.nan, np.nan
+    x = x.astype(dtype)
+    for axis in (0, 1):
+        for reverse in (False, True):
+            got = TABLE[prim](x, axis=axis, reverse=reverse)
+            want = cpu_impls[prim](x, axis=axis, reverse=reverse)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
