@@ -70,7 +70,7 @@ NATIVE_NAMES = frozenset(
         "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "rev",
         "slice", "concatenate", "copy", "stop_gradient", "select_n", "clamp", "max",
         "min", "dot_general", "cond", "while_loop", "scan", "jit_call", "rsqrt",
-        "logistic", "sign", "erf", "div (float)", "rem (float)", "pow (float)", "gather",
+        "logistic", "sign", "signbit", "erf", "div (float)", "rem (float)", "pow (float)", "gather",
         "scatter_add (float32/64, int32, uint32)", "conv_general_dilated",
         "reduce_window_sum", "reduce_window_max", "reduce_window_min", "fft", "cholesky",
         "integer_pow", "shift_left", "shift_right_logical", "shift_right_arithmetic", "real",
@@ -214,6 +214,13 @@ def _native(cp) -> dict:
         return cp.where(cp.isnan(x), x, r) if x.dtype.kind == "f" else r
 
     impls[ew.sign_p] = sign
+
+    def signbit(x):  # the bit itself: CuPy's signbit does not read a NaN's sign
+        if x.dtype.kind != "f":
+            return x < 0
+        return cp.asarray(x).view(np.dtype(f"i{x.dtype.itemsize}")) < 0
+
+    impls[ew.signbit_p] = signbit
     impls[ew.erf_p] = erf_impl(cp)  # float32 steps round as numpy's: the CPU's bits
 
     from ..ops import _prims_decomp as pd
@@ -394,8 +401,6 @@ def build_impls(cp, table: dict) -> dict:
     (True, True, False)
     """
     native = _native(cp)
-    for prim in _HOST_ALWAYS:
-        native.pop(prim, None)
     for prim, impl in cpu_impls.items():
         host = _through_host(cp, impl)
         fast = native.get(prim)
@@ -411,9 +416,8 @@ def build_impls(cp, table: dict) -> dict:
 
 # CuPy's complex math (thrust's) is not the CPU's at the special values the Array API
 # fixes (infinities and NaNs in either part; numpy's own complex expm1 is replaced on the
-# CPU) and rounds its products and sums differently, and its signbit does not read a
-# NaN's sign: these take the host with complex operands, or always.
-_HOST_ALWAYS = (ew.signbit_p,)
+# CPU) and rounds its products and sums differently: these take the host with complex
+# operands.
 # The native impls that move or select complex values without arithmetic (exact), and
 # the FFT.
 _COMPLEX_OK = frozenset(

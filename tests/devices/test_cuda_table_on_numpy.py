@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fntorch.devices import cpu_impls
-from fntorch.devices.cuda_impls import _HOST_ALWAYS, _native, build_impls
+from fntorch.devices.cuda_impls import _native, build_impls
 from fntorch.fx import dtypes as dt
 from tests.cases import all_cases
 from tests.contract import as_list, case_ids
@@ -35,7 +35,7 @@ class _NumpyAsCupy(types.ModuleType):
 CP = _NumpyAsCupy("cupy_on_numpy")
 # cuda_indexing's gather and scatter_add are CuPy RawKernels: only a GPU runs them.
 _KERNELS = {"gather", "scatter_add"}
-NATIVE = {p.name for p in _native(CP)} - _KERNELS - {p.name for p in _HOST_ALWAYS}
+NATIVE = {p.name for p in _native(CP)} - _KERNELS
 TABLE = build_impls(CP, {})
 CASES = [c for c in all_cases() if c.prim.name in NATIVE and c.prim in cpu_impls]
 
@@ -84,7 +84,7 @@ def test_cholesky_of_a_batch_with_a_failing_matrix_gives_it_nans():
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.uint8])
-def test_sign_by_comparisons_keeps_numpys_nans_and_zeros(dtype):
+def test_sign_and_signbit_keep_numpys_nans_and_zeros(dtype):
     from fntorch.ops import _prims_elementwise as ew
 
     if np.dtype(dtype).kind == "f":
@@ -95,6 +95,9 @@ def test_sign_by_comparisons_keeps_numpys_nans_and_zeros(dtype):
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    got, want = TABLE[ew.signbit_p](x), cpu_impls[ew.signbit_p](x)
+    assert got.dtype == want.dtype == np.bool_
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
