@@ -31,7 +31,7 @@ from ..ops._erf_inv_coeffs import ERF_F32_Q as _ERF_F32_Q
 from ..ops._erf_inv_coeffs import GILES_CENTRAL as _GILES_CENTRAL
 from ..ops._erf_inv_coeffs import GILES_TAIL as _GILES_TAIL
 from ._device import cpu_impls
-from .xp_impls import elementwise_impls, quiet
+from .xp_impls import elementwise_impls, integer_division, quiet
 
 _UFUNCS = {
     ew.neg_p: np.negative,
@@ -83,10 +83,6 @@ def _is_int(x) -> bool:
     return x.dtype.kind in "iu"
 
 
-def _all_ones(dtype):
-    return ~np.zeros((), dtype)
-
-
 # ------------------------------------------------------------------ signed zeros
 # The compiled kernels (``rules._sign``, ``rules._minmax``) follow numpy's float32 and
 # float64 loops; two of numpy's other loops treat -0.0 otherwise.
@@ -121,21 +117,12 @@ cpu_impls[ew.nextafter_p] = _tie_takes_second(np.nextafter)
 
 # ------------------------------------------------------------------ integer arithmetic
 
-
-def _int_div(x, y):
-    zero = y == 0
-    ys = np.where(zero, np.ones((), y.dtype), y)
-    with np.errstate(all="ignore"):  # INT_MIN // -1 wraps to INT_MIN, as in XLA
-        q = np.floor_divide(x, ys)
-        # floor -> trunc: step toward zero where the exact quotient was negative.
-        fix = (np.multiply(q, ys) != x) & ((x < 0) != (ys < 0))
-        q = np.where(fix, q + np.ones((), q.dtype), q)
-    return np.where(zero, _all_ones(q.dtype), q)
+_INT_DIV, _INT_REM = integer_division(np)
 
 
 def _div(x, y):
     if _is_int(x):
-        return _int_div(x, y)
+        return _INT_DIV(x, y)
     return np.true_divide(x, y)
 
 
@@ -143,12 +130,9 @@ cpu_impls[ew.div_p] = _div
 
 
 def _rem(x, y):
-    if not _is_int(x):
-        return np.fmod(x, y)
-    zero = y == 0
-    with np.errstate(all="ignore"):
-        r = np.fmod(x, np.where(zero, np.ones((), y.dtype), y))
-    return np.where(zero, x, r)
+    if _is_int(x):
+        return _INT_REM(x, y)
+    return np.fmod(x, y)
 
 
 cpu_impls[ew.rem_p] = _rem

@@ -6,25 +6,25 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
 
 - *native*: a CuPy ufunc or function whose result equals the CPU impl's (the float
   ufuncs, comparisons, bitwise ops, sums/products/max/min/all/any, the structural and
-  view primitives, ``select_n``, ``rsqrt``, ``logistic``, ``sign``, ``erf`` (the CPU's
-  float32 rational function), float ``div``/``rem``/``pow``,
-  ``dot_general`` as one batched product through cuBLAS, ``cuda_gemm``);
+  view primitives, ``select_n``, ``rsqrt``, ``logistic``, ``sign``, ``signbit``,
+  ``erf`` (the CPU's float32 rational function), float ``pow``, ``dot_general`` as one
+  batched product through cuBLAS, ``cuda_gemm``);
 - *native* too: ``gather`` and ``scatter_add`` (``cuda_indexing``: no host sync);
-  convolution and the window reductions (the CPU's im2col and tap-loop algorithms over
-  CuPy, ``cpu_linalg.conv_impl``, products through cuBLAS); ``fft`` (cuFFT through
-  ``cupy.fft``, complex operands included); ``cholesky`` (cuSOLVER through
-  ``cupy.linalg``; a batch with a matrix it fails on takes the host, which gives that
-  matrix NaNs); ``integer_pow``, the shifts, the complex parts, ``pad`` and the dynamic
-  slices (``xp_impls``, written once for numpy and CuPy); ``sort`` (stable argsorts,
-  NaNs last, as numpy's); ``cumsum``/``cumprod`` but for half floats (a parallel scan:
-  float sums within rounding of the CPU's, not bit for bit); ``cummax``/``cummin`` (exact
-  doubling steps, ``cpu_reduce.cum_extreme_impls``);
-- *through the host*: every other primitive (integer division with XLA's edge cases,
-  erf_inv/lgamma/digamma, the other scatters, the other decompositions, whose eigen-
-  and singular vectors' signs are the solver's choice (cuSOLVER's need not be LAPACK's),
-  ...) copies its operands to the host, runs the CPU impl and copies
-  the results back. Correct and bit-identical to the CPU, but slow:
-  ``host_primitives(table)`` names them, so the gap is visible.
+- the CPU's own impls written over an array module and built over CuPy: convolution
+  and the window reductions (``cpu_linalg``: im2col and tap loops, products through
+  cuBLAS); ``fft`` (cuFFT through ``cupy.fft``, complex operands included); ``sort``,
+  ``cumsum``/``cumprod`` but for half floats (a parallel scan: float sums within
+  rounding of the CPU's, not bit for bit) and ``cummax``/``cummin`` (``cpu_reduce``);
+  integer ``div``/``rem`` with XLA's edge cases, ``integer_pow``, the shifts, the complex
+  parts, ``pad`` and the dynamic slices (``xp_impls``);
+- ``cholesky``: cuSOLVER through ``cupy.linalg`` (a batch with a matrix it fails on
+  takes the host, which gives that matrix NaNs);
+- *through the host*: every other primitive (integer ``pow``, erf_inv, lgamma, digamma,
+  nextafter, the other scatters, the other decompositions, whose eigen- and singular
+  vectors' signs are the solver's choice: cuSOLVER's need not be LAPACK's) copies its
+  operands to the host, runs the CPU impl and copies the results back. Correct and
+  bit-identical to the CPU, but slow: ``host_primitives(table)`` names them, so the gap
+  is visible.
 
 The random draws (threefry: uint32 adds, xors and shifts, all native) are the CPU's bits.
 
@@ -59,7 +59,7 @@ from .cpu_reduce import cum_extreme_impls, scan_impls, sort_impl
 from .cuda_bf16 import Bf16Array, bf16_aware, from_host
 from .cuda_gemm import gemm
 from .cuda_indexing import indexing_impls
-from .xp_impls import xp_impls
+from .xp_impls import integer_division, xp_impls
 
 # Names of the primitives computed natively by CuPy (the rest go through the host).
 NATIVE_NAMES = frozenset(
@@ -70,7 +70,7 @@ NATIVE_NAMES = frozenset(
         "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "rev",
         "slice", "concatenate", "copy", "stop_gradient", "select_n", "clamp", "max",
         "min", "dot_general", "cond", "while_loop", "scan", "jit_call", "rsqrt",
-        "logistic", "sign", "signbit", "erf", "div (float)", "rem (float)", "pow (float)", "gather",
+        "logistic", "sign", "signbit", "erf", "div", "rem", "pow (float)", "gather",
         "scatter_add (float32/64, int32, uint32)", "conv_general_dilated",
         "reduce_window_sum", "reduce_window_max", "reduce_window_min", "fft", "cholesky",
         "integer_pow", "shift_left", "shift_right_logical", "shift_right_arithmetic", "real",
@@ -194,8 +194,18 @@ def _native(cp) -> dict:
         run.through_host = "integer operands"  # listed by host_primitives
         return run
 
-    impls[ew.div_p] = float_or_host(ew.div_p, cp.true_divide)
-    impls[ew.rem_p] = float_or_host(ew.rem_p, cp.fmod)
+    int_div, int_rem = integer_division(cp)  # XLA's edge cases, as the CPU (xp_impls)
+
+    def float_or_int(float_fn, int_fn):
+        def run(x, y):
+            if getattr(x, "dtype", np.dtype(float)).kind in "iu":
+                return int_fn(x, y)
+            return float_fn(x, y)
+
+        return run
+
+    impls[ew.div_p] = float_or_int(cp.true_divide, int_div)
+    impls[ew.rem_p] = float_or_int(cp.fmod, int_rem)
     impls[ew.pow_p] = float_or_host(ew.pow_p, cp.power)
     impls[ew.rsqrt_p] = lambda x: cp.reciprocal(cp.sqrt(x))
 

@@ -105,6 +105,44 @@ def elementwise_impls(xp) -> dict:
     }
 
 
+def integer_division(xp):
+    """``(div, rem)`` of integer operands over ``xp``, with XLA's results where C's
+    are undefined: ``x / 0`` has every bit set (-1; the max for unsigned), ``x % 0 ==
+    x``; ``INT_MIN / -1 == INT_MIN`` and ``INT_MIN % -1 == 0``. Division truncates and
+    the remainder takes the dividend's sign. Those cases divide by 1 instead, so no
+    device ever executes them.
+
+    >>> div, rem = integer_division(np)
+    >>> div(np.array([7, -7, 5, -128], np.int8), np.array([2, 2, 0, -1], np.int8)).tolist()
+    [3, -3, -1, -128]
+    >>> rem(np.array([7, -7, 5, -128], np.int8), np.array([2, 2, 0, -1], np.int8)).tolist()
+    [1, -1, 5, 0]
+    """
+
+    def safe_divisor(x, y):
+        undefined = y == 0
+        if x.dtype.kind == "i":
+            undefined = undefined | ((x == np.iinfo(x.dtype).min) & (y == -1))
+        return y == 0, xp.where(undefined, xp.ones((), y.dtype), y)
+
+    def div(x, y):
+        zero, ys = safe_divisor(x, y)
+        with quiet(xp):
+            q = xp.floor_divide(x, ys)
+            # floor -> trunc: step toward zero where the exact quotient was negative.
+            fix = (xp.multiply(q, ys) != x) & ((x < 0) != (ys < 0))
+            q = xp.where(fix, q + xp.ones((), q.dtype), q)
+        return xp.where(zero, ~xp.zeros((), q.dtype), q)
+
+    def rem(x, y):
+        zero, ys = safe_divisor(x, y)
+        with quiet(xp):
+            r = xp.fmod(x, ys)
+        return xp.where(zero, x, r)
+
+    return div, rem
+
+
 def _window(shape, starts, sizes):
     # lax semantics: each start is clamped so that the whole window is in bounds.
     out = []
