@@ -96,20 +96,27 @@ def _native(cp) -> dict:
     def reduce_prod(x, *, axes):
         return cp.prod(x, axis=axes, dtype=_acc(x.dtype)).astype(x.dtype, copy=False)
 
-    def extreme(fn, positive):
+    def extreme(fn, prim, positive):
+        # The CPU's rules on the device, with no host read: the identity over empty
+        # axes, and a zero result signed as the kernels order zeros (-0 below +0): a max
+        # is +0 when any +0 was reduced, a min -0 when any -0 was (cpu_reduce).
         def run(x, *, axes):
-            if x.size == 0 or (dt.is_float(x.dtype) and cp.any(x == 0)):
-                # empty axes (the identity) and the sign of a zero result: the CPU's rules
-                return cp.asarray(cpu_impls[prim_of[fn]](cp.asnumpy(x), axes=axes))
-            return fn(x, axis=axes)
+            if x.size == 0:  # no data to move: the identity of the result's shape
+                return cp.asarray(cpu_impls[prim](np.empty(x.shape, x.dtype), axes=axes))
+            res = fn(x, axis=axes)
+            if not dt.is_float(x.dtype):
+                return res
+            sign = cp.asarray(x).view(np.dtype(f"i{x.dtype.itemsize}")) < 0
+            hit = cp.any((x == 0) & (sign != positive), axis=axes)
+            zero = cp.zeros((), res.dtype)
+            return cp.where(res == 0, cp.where(hit == positive, zero, -zero), res)
 
         return run
 
-    prim_of = {cp.amax: r.reduce_max_p, cp.amin: r.reduce_min_p}
     impls[r.reduce_sum_p] = reduce_sum
     impls[r.reduce_prod_p] = reduce_prod
-    impls[r.reduce_max_p] = extreme(cp.amax, True)
-    impls[r.reduce_min_p] = extreme(cp.amin, False)
+    impls[r.reduce_max_p] = extreme(cp.amax, r.reduce_max_p, True)
+    impls[r.reduce_min_p] = extreme(cp.amin, r.reduce_min_p, False)
     impls[r.reduce_and_p] = lambda x, *, axes: cp.all(x, axis=axes)
     impls[r.reduce_or_p] = lambda x, *, axes: cp.any(x, axis=axes)
     impls[r.argmax_p] = lambda x, *, axes, index_dtype: cp.argmax(x, axis=axes[0]).astype(

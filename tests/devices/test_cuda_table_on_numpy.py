@@ -119,3 +119,22 @@ def test_cumulative_extremes_by_doubling_keep_numpys_nans_and_zeros(dtype, name)
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
             np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("name", ["reduce_max", "reduce_min"])
+def test_max_and_min_sign_zero_results_without_a_host_read(dtype, name):
+    from fntorch.ops import _prims_reduce as r
+
+    prim = {"reduce_max": r.reduce_max_p, "reduce_min": r.reduce_min_p}[name]
+    rows = [[0.0, -0.0, -1.0], [-0.0, -0.0, -2.0], [0.0, 0.0, -3.0], [np.nan, -0.0, 0.0]]
+    x = np.array(rows, dtype)
+    x = np.concatenate([x, -x])
+    for axes in ((1,), (0,), (0, 1)):
+        got, want = TABLE[prim](x, axes=axes), cpu_impls[prim](x, axes=axes)
+        np.testing.assert_array_equal(got, want)
+        signed = ~np.isnan(want)  # a NaN result's sign is numpy's loop's choice
+        np.testing.assert_array_equal(np.signbit(got)[signed], np.signbit(want)[signed])
+    for shape, axes in (((0, 3), (0,)), ((3, 0), (1,)), ((0,), (0,))):
+        e = np.empty(shape, dtype)
+        np.testing.assert_array_equal(TABLE[prim](e, axes=axes), cpu_impls[prim](e, axes=axes))
