@@ -56,6 +56,7 @@ from .cpu_elementwise import _UFUNCS, erf_impl
 from .cpu_fft import fft_impl
 from .cpu_linalg import conv_impl, reduce_window_impl
 from .cpu_reduce import cum_extreme_impls, scan_impls, sort_impl
+from .cpu_structural import float_to_int
 from .cuda_bf16 import Bf16Array, bf16_aware, from_host
 from .cuda_gemm import gemm
 from .cuda_indexing import indexing_impls
@@ -129,10 +130,7 @@ def _native(cp) -> dict:
     def convert(x, *, new_dtype):
         x = cp.asarray(x)
         if dt.is_float(x.dtype) and dt.is_integer(new_dtype):
-            # saturating casts (XLA's): the CPU's rule on the host
-            return cp.asarray(
-                cpu_impls[ps.convert_element_type_p](cp.asnumpy(x), new_dtype=new_dtype)
-            )
+            return float_to_int(x, np.dtype(new_dtype), cp)  # saturating, as XLA's
         return x.astype(new_dtype)
 
     impls[ps.convert_element_type_p] = convert
