@@ -139,8 +139,8 @@ def conv_impl(xp, matmul):
             return xp.zeros(out_shape, lhs.dtype)
         cdt = _compute_dtype(lhs.dtype)
         nsp = len(window)
-        x = _dilate_and_pad(lhs.astype(cdt, copy=False), lhs_dilation, padding, 0, 2, xp)
-        cols = _im2col(xp, x, window, window_strides, rhs_dilation, osp)  # (N, *out, *win, C)
+        xc = _channels_last_padded(xp, lhs.astype(cdt, copy=False), lhs_dilation, padding)
+        cols = _im2col(xp, xc, window, window_strides, rhs_dilation, osp)  # (N, *out, *win, C)
         # -> (groups, N/B * positions, window * C/G): rows are output positions, columns a
         # window's taps, channels fastest.
         npos, ntap = _prod(osp), _prod(window)
@@ -157,14 +157,28 @@ def conv_impl(xp, matmul):
     return conv
 
 
-def _im2col(xp, x, window, strides, dilation, osp):
-    """``(N, *out, *window, C)``: every window of ``x`` (``(N, C, *spatial)``, padded),
-    channels last. Built by whole-slab copies, one per window tap or one per output
-    position, whichever is fewer, from a channels-last copy of ``x``: numpy's strided
-    copy of a sliding-window view (inner runs of a window's width) measured 3-5x slower
-    on the digits CNN's convolutions."""
+def _channels_last_padded(xp, x, dilation, padding):
+    """``x`` (``(N, C, *spatial)``) dilated and padded, as a C-contiguous
+    ``(N, *spatial, C)``: one copy where nothing is cropped or dilated (the zero
+    border, then the transposed interior), else padding then transposing."""
+    if any(d > 1 for d in dilation) or any(lo < 0 or hi < 0 for lo, hi in padding):
+        x = _dilate_and_pad(x, dilation, padding, 0, 2, xp)
+        return xp.ascontiguousarray(xp.moveaxis(x, 1, -1))
+    n, c, *spatial = x.shape
+    out = xp.empty((n, *(s + lo + hi for s, (lo, hi) in zip(spatial, padding)), c), x.dtype)
+    if any(lo or hi for lo, hi in padding):
+        out.fill(0)  # only the border needs it, but one fill is cheaper than 2 * nsp slabs
+    inner = tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, padding))
+    out[(slice(None), *inner)] = xp.moveaxis(x, 1, -1)
+    return out
+
+
+def _im2col(xp, xc, window, strides, dilation, osp):
+    """``(N, *out, *window, C)``: every window of ``xc`` (``(N, *spatial, C)``, padded,
+    C-contiguous). Built by whole-slab copies, one per window tap or one per output
+    position, whichever is fewer: numpy's strided copy of a sliding-window view (inner
+    runs of a window's width) measured 3-5x slower on the digits CNN's convolutions."""
     nsp = len(window)
-    xc = xp.ascontiguousarray(xp.moveaxis(x, 1, -1))  # (N, *spatial, C)
     n, c = xc.shape[0], xc.shape[-1]
     cols = xp.empty((n, *osp, *window, c), xc.dtype)
     every = (slice(None),)
