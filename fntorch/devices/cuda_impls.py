@@ -454,6 +454,8 @@ def _real_operands_only(fast, host):
                 return host(*args, **params)
         return fast(*args, **params)
 
+    if hasattr(fast, "through_host"):  # host_primitives still lists a partial host route
+        run.through_host = fast.through_host
     return run
 
 

@@ -88,6 +88,14 @@ def test_eager_operators_fast_path_equals_the_general_path(gpu, dtype):
         np.testing.assert_array_equal(_host(got), _host(want))
 
 
+def test_only_the_documented_primitives_take_the_host(gpu):
+    from fntorch.devices.cuda_device import cuda_impls
+    from fntorch.devices.cuda_impls import host_primitives
+    from tests.devices.test_cuda_table_on_numpy import HOST_ON_A_GPU
+
+    assert host_primitives(cuda_impls) == HOST_ON_A_GPU
+
+
 def test_dlpack_with_torch_and_cupy_shares_memory(gpu):
     from fntorch.devices.cuda_device import from_dlpack
 

@@ -138,3 +138,18 @@ def test_max_and_min_sign_zero_results_without_a_host_read(dtype, name):
     for shape, axes in (((0, 3), (0,)), ((3, 0), (1,)), ((0,), (0,))):
         e = np.empty(shape, dtype)
         np.testing.assert_array_equal(TABLE[prim](e, axes=axes), cpu_impls[prim](e, axes=axes))
+
+
+# What takes the host on a GPU, as docs/DESIGN.md and cuda_impls' docstring list it
+# (integer ``pow`` only; gather and scatter_add are RawKernels there, the host here).
+HOST_ON_A_GPU = [
+    "digamma", "eig", "eigh", "erf_inv", "lgamma", "lu", "lu_solve", "nextafter", "pow",
+    "qr", "scatter", "scatter_max", "scatter_min", "scatter_mul", "solve", "svd",
+    "triangular_solve",
+]  # fmt: skip
+
+
+def test_the_host_route_is_the_documented_list():
+    from fntorch.devices.cuda_impls import host_primitives
+
+    assert [p for p in host_primitives(TABLE) if p not in _KERNELS] == HOST_ON_A_GPU
