@@ -42,6 +42,15 @@ __all__ = ["Products"]
 # Multiply-adds below which a product runs on one BLAS thread (~0.4 ms on one core
 # here): W6's product (6.4M) is below it; W5's large ones (33M-51M) and W9's (1G) above.
 ONE_THREAD_MACS = 1 << 24
+# In a compiled program whose kernels all run on the calling thread, products from this
+# size on keep OpenBLAS's threads: nothing of fntorch's waits beside a spinning worker.
+# W8's scanned RNN (products of 2M multiply-adds, a program of small kernels) took 20-22
+# against 26-27 ms a call on the quiet machine (one process, alternating), and 42-45
+# against 32-33 ms with another process spinning on one of the two cores: the benchmark
+# runs quiet, and numpy's own products always take the threads. Programs that split
+# their kernels (W10's) keep one BLAS thread below ``ONE_THREAD_MACS``: with threads
+# there, under that load, W10's compiled epoch took 286 against 134 ms.
+THREADED_MACS = 1 << 20
 
 # (get, set) of numpy's OpenBLAS, by the symbol names its builds export: numpy 2's
 # scipy-openblas wheels, numpy 1's openblas64_ wheels, and a system OpenBLAS.
@@ -114,10 +123,9 @@ _one_thread = _OneThread()
 
 class Products:
     """The matrix products of one compiled program: ``matmul``'s, small ones on one BLAS
-    thread. ``one_thread`` (set when the program is built: whether it splits a kernel
-    over fntorch's threads) once chose that; small products now always run on one
-    thread (see ``matmul``; W8's scanned RNN, 256 x 256 products, took 20.6-23.3 ms a
-    call either way, A/B in one process).
+    thread. ``one_thread`` is set when the program is built if it splits a kernel over
+    fntorch's threads: such a program keeps one BLAS thread below ``ONE_THREAD_MACS``,
+    any other one only below ``THREADED_MACS``.
 
     >>> p = Products(); p.one_thread = True
     >>> a = np.ones((4, 3), np.float32)
@@ -132,13 +140,18 @@ class Products:
 
     def matmul(self, a, b, out):
         """``np.matmul(a, b, out=out)``, on one BLAS thread when the product is small
-        (see the module's docstring and ``matmul``); returns ``out``."""
-        return matmul(a, b, out)
+        (see the module's docstring and ``matmul``); returns ``out``. In a program that
+        splits none of its kernels, products from ``THREADED_MACS`` on keep OpenBLAS's
+        threads (see ``THREADED_MACS``)."""
+        if self.one_thread:
+            return matmul(a, b, out)
+        return matmul(a, b, out, THREADED_MACS)
 
 
-def matmul(a, b, out=None):
+def matmul(a, b, out=None, one_thread_below: int = ONE_THREAD_MACS):
     """``np.matmul(a, b, out=out)``, on one BLAS thread when the product is below
-    ``ONE_THREAD_MACS`` multiply-adds, for eager impls and compiled programs alike.
+    ``one_thread_below`` multiply-adds (``ONE_THREAD_MACS`` for eager impls and the
+    programs that split kernels; ``Products`` says when else).
 
     Beyond the spinning after a call (above), OpenBLAS's threaded gemm waits at barriers
     for its workers: when other processes hold the cores, a worker runs late and every
@@ -152,7 +165,7 @@ def matmul(a, b, out=None):
     [3.0, 3.0, 3.0, 3.0]
     """
     macs = a.shape[-1] * (out.size if out is not None else _out_size(a, b))
-    if macs >= ONE_THREAD_MACS or _openblas() is None:
+    if macs >= one_thread_below or _openblas() is None:
         return np.matmul(a, b, out=out)
     with _one_thread:
         return np.matmul(a, b, out=out)

@@ -59,6 +59,25 @@ def test_small_product_runs_on_one_thread_and_restores(monkeypatch):
 
 
 @openblas
+def test_mid_size_products_keep_the_threads_only_where_no_kernel_splits(monkeypatch):
+    before = _threads()
+    seen = []
+
+    def spy(a, b, out):
+        seen.append(_threads())
+        return np.dot(a, b, out=out)
+
+    monkeypatch.setattr(blas.np, "matmul", spy)
+    a, b = np.ones((64, 128), np.float32), np.ones((128, 128), np.float32)  # 2^20 macs
+    assert a.shape[0] * a.shape[1] * b.shape[1] == blas.THREADED_MACS
+    _products(one_thread=False).matmul(a, b, np.empty((64, 128), np.float32))
+    _products(one_thread=True).matmul(a, b, np.empty((64, 128), np.float32))
+    blas.matmul(a, b)  # eager impls: as a program that splits
+    assert seen == [before, 1, 1]
+    assert _threads() == before
+
+
+@openblas
 def test_concurrent_products_restore_the_users_setting():
     get, put = blas._openblas()
     before = get()
