@@ -190,7 +190,8 @@ cpu_impls[r.cummin_p] = _scan_rule(_cummin)
 
 def sort_permutation(keys, axis: int, xp=np):
     """The stable lexicographic sorting permutation of ``keys`` along ``axis``, NaNs last,
-    over array module ``xp`` (numpy; CuPy's sorts are stable and put NaNs last too).
+    over array module ``xp`` (numpy; CuPy, whose float keys are made +0.0 and positive
+    NaNs first: its radix sort orders the bits).
 
     Successive stable argsorts from the least significant key, which works for every
     dtype numpy can argsort (bfloat16 included, unlike ``np.lexsort``).
@@ -205,6 +206,10 @@ def sort_permutation(keys, axis: int, xp=np):
             # ml_dtypes' bfloat16 sorts by plain comparisons, which leave NaNs where they
             # fall; float32 holds every bfloat16 exactly and sorts NaNs last.
             k = k.astype(np.float32)
+        if xp is not np and k.dtype.kind == "f":
+            # CuPy radix-sorts float bits: -0.0 before +0.0 and a negative NaN first.
+            # One +0.0 and one positive NaN make numpy's order (zeros equal, NaNs last).
+            k = xp.where(xp.isnan(k), xp.full((), np.nan, k.dtype), k + k.dtype.type(0))
         if perm is None:
             perm = xp.argsort(k, axis=axis, kind="stable")
         else:

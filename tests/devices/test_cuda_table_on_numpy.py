@@ -153,3 +153,15 @@ def test_the_host_route_is_the_documented_list():
     from fntorch.devices.cuda_impls import host_primitives
 
     assert [p for p in host_primitives(TABLE) if p not in _KERNELS] == HOST_ON_A_GPU
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_sort_keys_keep_numpys_order_of_zeros_and_nans(dtype):
+    from fntorch.ops import _prims_reduce as r
+
+    keys = np.array([0.0, -0.0, np.nan, -np.nan, -1.0, 0.0, np.inf, -np.inf, -0.0], dtype)
+    vals = np.arange(keys.size, dtype=np.int32)
+    params = dict(dimension=0, is_stable=True, num_keys=1)
+    got, want = TABLE[r.sort_p](keys, vals, **params), cpu_impls[r.sort_p](keys, vals, **params)
+    np.testing.assert_array_equal(got[1], want[1])  # the same permutation
+    np.testing.assert_array_equal(np.signbit(got[0]), np.signbit(want[0]))
