@@ -129,6 +129,17 @@ def jax_array(x):
     return jax.device_put(jnp.asarray(x), jax.devices("gpu" if on_gpu() else "cpu")[0])
 
 
+def on_run_device(module):
+    """``module`` (a PyTorch or fntorch ``nn.Module``) with its parameters and buffers
+    moved to the run's device, in place: unchanged on the CPU.
+
+    >>> import fntorch as ft
+    >>> on_run_device(ft.nn.Linear(2, 3)).weight.device.type
+    'cpu'
+    """
+    return module.to(DEVICE) if on_gpu() else module
+
+
 def available(framework: str) -> bool:
     """Whether ``framework`` can be imported here (without importing it)."""
     return importlib.util.find_spec(_MODULE[framework]) is not None

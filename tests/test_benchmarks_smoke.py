@@ -192,3 +192,40 @@ def test_gpu_sizes_and_rows_follow_the_device():
     # on the CPU the GPU-only copy row is left out, numpy's stays
     results = h.run_workload(copy, ("numpy", "torch"), TINY)
     assert [r.framework for r in results] == ["numpy (copy 64 MiB)"]
+
+
+def test_w10_w11_fntorch_rows_run_on_the_runs_device(monkeypatch):
+    # --device cuda places the models and batches with on_run_device / fntorch_array;
+    # here the fake second device stands in for the GPU, and every row must run there.
+    pytest.importorskip("sklearn")
+    import fntorch as ft
+    from tests.devices.fake import FakeBuffer, fake_device
+
+    devices = fake_device()
+    dev = next(devices)
+    try:
+        monkeypatch.setattr(h, "DEVICE", dev)
+        monkeypatch.setattr(h, "on_gpu", lambda: True)
+        assert h.fntorch_array(np.ones(2, np.float32)).device is dev
+        net = h.on_run_device(ft.nn.Linear(2, 3))
+        assert isinstance(net.weight._value, FakeBuffer)
+        from fntorch.ops._prims_linalg import dot_general_p
+
+        products = []
+        inner = dev.impls[dot_general_p]
+        monkeypatch.setitem(
+            dev.impls, dot_general_p, lambda *a, **k: products.append(1) or inner(*a, **k)
+        )
+        for wid in ("W10", "W11"):
+            w = h.all_workloads()[wid]
+            inputs = w.make_inputs()
+            rows = [i for i in w.impls if i.framework == "fntorch" and i.gpu]
+            assert {i.mode for i in rows} == {"eager", "compile", "jit"}, wid
+            for impl in rows:
+                products.clear()
+                loss = float(np.asarray(impl.build(inputs)()))
+                assert 0.0 < loss < 10.0, (wid, impl.mode, loss)
+                if impl.mode == "eager":  # compiled programs call BLAS themselves
+                    assert products, (wid, impl.mode)  # the fake device's products ran
+    finally:
+        next(devices, None)

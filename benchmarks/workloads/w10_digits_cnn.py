@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._harness import Workload, register
+from .._harness import Workload, fntorch_array, on_run_device, register, torch_array
 from ._jit import TORCH_COMPILE_SLOW
 
 BATCH, LR = 64, 1e-3
@@ -90,6 +90,7 @@ W10 = register(
     Workload(
         "W10",
         "digits CNN, one epoch (22 steps of batch 64, Adam) through the nn.Module shim",
+        gpu=True,
         make_inputs=make_inputs,
         rtol=0.05,
         atol=0.0,
@@ -104,8 +105,8 @@ def _fntorch_model(inputs):
     from fntorch.nn import functional as F
 
     ft.manual_seed(0)
-    net = _load(make_net(nn, F), inputs["weights"], ft.asarray)
-    return ft, nn, F, net, _batches(inputs, ft.asarray)
+    net = on_run_device(_load(make_net(nn, F), inputs["weights"], ft.asarray))
+    return ft, nn, F, net, _batches(inputs, fntorch_array)
 
 
 def _pytorch_style_step(F, net, opt):
@@ -172,9 +173,9 @@ def _torch_model(inputs):
     from torch.nn import functional as F
 
     torch.manual_seed(0)
-    net = _load(make_net(nn, F), inputs["weights"], torch.from_numpy)
+    net = on_run_device(_load(make_net(nn, F), inputs["weights"], torch.from_numpy))
     opt = torch.optim.Adam(net.parameters(), lr=LR)
-    return torch, F, net, opt, _batches(inputs, torch.from_numpy)
+    return torch, F, net, opt, _batches(inputs, torch_array)
 
 
 @W10.impl("torch", mode="eager", label="eager, loss.backward(); opt.step()")

@@ -17,7 +17,14 @@ import math
 
 import numpy as np
 
-from .._harness import Workload, register
+from .._harness import (
+    Workload,
+    fntorch_array,
+    jax_array,
+    on_run_device,
+    register,
+    torch_array,
+)
 from ._jit import TORCH_COMPILE_SLOW
 
 LAYERS, HEADS, WIDTH, BLOCK, BATCH, VOCAB = 4, 4, 128, 64, 16, 65
@@ -53,7 +60,7 @@ def make_gpt(lib):
             self.lm_head.weight = self.wte.weight  # tied
 
         def forward(self, idx, targets):
-            x = self.wte(idx) + self.wpe(lib.arange(idx.shape[1]))
+            x = self.wte(idx) + self.wpe(lib.arange(idx.shape[1], device=idx.device))
             for block in self.h:
                 x = block(x)
             logits = self.lm_head(self.ln_f(x))
@@ -83,6 +90,7 @@ W11 = register(
     Workload(
         "W11",
         "nanoGPT-shaped training step (4x4x128, block 64, batch 16, AdamW)",
+        gpu=True,
         make_inputs=make_inputs,
         rtol=2e-3,
         atol=1e-4,
@@ -91,13 +99,15 @@ W11 = register(
 )
 
 
-def _model(lib, inputs, asarray):
+def _model(lib, inputs, asarray, place):
+    """The model with the shared weights (``asarray``: numpy to a host tensor), moved to
+    the run's device, and the batch placed there (``place``)."""
     net = make_gpt(lib)
     state = net.state_dict()
     for k, v in inputs["weights"].items():
         state[k] = asarray(v.copy())
     net.load_state_dict(state)
-    return net, asarray(inputs["idx"]), asarray(inputs["targets"])
+    return on_run_device(net), place(inputs["idx"]), place(inputs["targets"])
 
 
 def _stateful_step(lib, net):
@@ -117,7 +127,7 @@ def _stateful_step(lib, net):
 def _fntorch_eager(inputs):
     import fntorch as ft
 
-    net, idx, targets = _model(ft, inputs, ft.asarray)
+    net, idx, targets = _model(ft, inputs, ft.asarray, fntorch_array)
     step = _stateful_step(ft, net)
     return lambda: step(idx, targets).item()
 
@@ -126,7 +136,7 @@ def _fntorch_eager(inputs):
 def _fntorch_compiled(inputs):
     import fntorch as ft
 
-    net, idx, targets = _model(ft, inputs, ft.asarray)
+    net, idx, targets = _model(ft, inputs, ft.asarray, fntorch_array)
     step = ft.compile(_stateful_step(ft, net))
     return lambda: step(idx, targets).item()
 
@@ -135,7 +145,7 @@ def _fntorch_compiled(inputs):
 def _fntorch_functional(inputs):
     import fntorch as ft
 
-    net, idx, targets = _model(ft, inputs, ft.asarray)
+    net, idx, targets = _model(ft, inputs, ft.asarray, fntorch_array)
     adamw = ft.optim.functional.adamw(lr=LR, weight_decay=WD)
     state = [net, adamw.init(net)]
 
@@ -156,7 +166,7 @@ def _fntorch_functional(inputs):
 def _torch_eager(inputs):
     import torch
 
-    net, idx, targets = _model(torch, inputs, torch.from_numpy)
+    net, idx, targets = _model(torch, inputs, torch.from_numpy, torch_array)
     step = _stateful_step(torch, net)
     return lambda: step(idx, targets).item()
 
@@ -165,7 +175,7 @@ def _torch_eager(inputs):
 def _torch_compiled(inputs):
     import torch
 
-    net, idx, targets = _model(torch, inputs, torch.from_numpy)
+    net, idx, targets = _model(torch, inputs, torch.from_numpy, torch_array)
     step = torch.compile(_stateful_step(torch, net))
     return lambda: step(idx, targets).item()
 
@@ -205,7 +215,7 @@ def _jax(inputs):
     import jax
     import jax.numpy as jnp
 
-    params = {k: jnp.asarray(v) for k, v in inputs["weights"].items() if k != "lm_head.weight"}
+    params = {k: jax_array(v) for k, v in inputs["weights"].items() if k != "lm_head.weight"}
     b1, b2, eps = 0.9, 0.999, 1e-8
 
     @jax.jit
@@ -224,7 +234,7 @@ def _jax(inputs):
 
     zeros = jax.tree.map(jnp.zeros_like, params)
     state = [params, zeros, zeros, jnp.float32(0)]
-    idx, targets = jnp.asarray(inputs["idx"]), jnp.asarray(inputs["targets"])
+    idx, targets = jax_array(inputs["idx"]), jax_array(inputs["targets"])
 
     def run():
         loss, *state[:] = step(*state, idx, targets)

@@ -30,8 +30,10 @@ from ..fx.core import Tensor
 from ..ops import api
 
 
-def _step0() -> Tensor:
-    return api.asarray(0.0, dtype=dtypes.float32)
+def _step0(param: Tensor) -> Tensor:
+    """The step count's 0.0, on ``param``'s device: a fused step compiles the group's
+    parameters and states into one program, which takes operands on one device only."""
+    return api.zeros((), dtype=dtypes.float32, device=getattr(param, "device", None))
 
 
 def _cast(x: Tensor, like: Tensor) -> Tensor:
@@ -81,7 +83,7 @@ def sgd_init(param: Tensor, hp: dict) -> dict:
     step count, which says when the buffer starts (PyTorch's first step copies the grad)."""
     if hp["momentum"] == 0:
         return {}
-    return {"momentum_buffer": api.zeros_like(param), "step": _step0()}
+    return {"momentum_buffer": api.zeros_like(param), "step": _step0(param)}
 
 
 def sgd_update(param: Tensor, grad: Tensor, state: dict, hp: dict):
@@ -103,7 +105,7 @@ def sgd_update(param: Tensor, grad: Tensor, state: dict, hp: dict):
 
 
 def adam_init(param: Tensor, hp: dict) -> dict:
-    state = {"step": _step0(), "exp_avg": api.zeros_like(param)}
+    state = {"step": _step0(param), "exp_avg": api.zeros_like(param)}
     state["exp_avg_sq"] = api.zeros_like(param)
     if hp["amsgrad"]:
         state["max_exp_avg_sq"] = api.zeros_like(param)
@@ -136,7 +138,7 @@ def adam_update(param: Tensor, grad: Tensor, state: dict, hp: dict):
 
 
 def rmsprop_init(param: Tensor, hp: dict) -> dict:
-    state = {"step": _step0(), "square_avg": api.zeros_like(param)}
+    state = {"step": _step0(param), "square_avg": api.zeros_like(param)}
     if hp["momentum"] > 0:
         state["momentum_buffer"] = api.zeros_like(param)
     if hp["centered"]:
@@ -173,7 +175,7 @@ def rmsprop_update(param: Tensor, grad: Tensor, state: dict, hp: dict):
 
 def adagrad_init(param: Tensor, hp: dict) -> dict:
     acc = api.full_like(param, hp["initial_accumulator_value"])
-    return {"step": _step0(), "sum": acc}
+    return {"step": _step0(param), "sum": acc}
 
 
 def adagrad_update(param: Tensor, grad: Tensor, state: dict, hp: dict):
@@ -192,7 +194,7 @@ def adagrad_update(param: Tensor, grad: Tensor, state: dict, hp: dict):
 
 def adadelta_init(param: Tensor, hp: dict) -> dict:
     zeros = api.zeros_like(param)
-    return {"step": _step0(), "square_avg": zeros, "acc_delta": api.zeros_like(param)}
+    return {"step": _step0(param), "square_avg": zeros, "acc_delta": api.zeros_like(param)}
 
 
 def adadelta_update(param: Tensor, grad: Tensor, state: dict, hp: dict):
