@@ -31,7 +31,7 @@ from ..ops._erf_inv_coeffs import ERF_F32_Q as _ERF_F32_Q
 from ..ops._erf_inv_coeffs import GILES_CENTRAL as _GILES_CENTRAL
 from ..ops._erf_inv_coeffs import GILES_TAIL as _GILES_TAIL
 from ._device import cpu_impls
-from .xp_impls import elementwise_impls, integer_division, quiet
+from .xp_impls import division_impls, elementwise_impls, quiet
 
 _UFUNCS = {
     ew.neg_p: np.negative,
@@ -117,25 +117,7 @@ cpu_impls[ew.nextafter_p] = _tie_takes_second(np.nextafter)
 
 # ------------------------------------------------------------------ integer arithmetic
 
-_INT_DIV, _INT_REM = integer_division(np)
-
-
-def _div(x, y):
-    if _is_int(x):
-        return _INT_DIV(x, y)
-    return np.true_divide(x, y)
-
-
-cpu_impls[ew.div_p] = _div
-
-
-def _rem(x, y):
-    if _is_int(x):
-        return _INT_REM(x, y)
-    return np.fmod(x, y)
-
-
-cpu_impls[ew.rem_p] = _rem
+cpu_impls.update(division_impls(np))  # XLA's integer edge cases (xp_impls)
 
 
 def _pow(x, y):

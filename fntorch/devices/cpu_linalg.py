@@ -224,12 +224,13 @@ def reduce_window_impl(xp, kind: str):
     and the sliding view's reduction is numpy's own."""
     ufunc = getattr(xp, {"sum": "add", "max": "maximum", "min": "minimum"}[kind])
 
-    def combine(acc, tap):
-        if xp is not np and kind != "sum" and acc.dtype.kind == "f":
-            # of two equal values (+0.0, -0.0) the second, as numpy's float32 loops and
-            # the kernels keep (CuPy's maximum does not say which)
-            return xp.where(acc == tap, tap, ufunc(acc, tap))
+    def accumulate(acc, tap):
         return ufunc(acc, tap, out=acc)
+
+    def second_of_equals(acc, tap):
+        # of two equal values (+0.0, -0.0) the second, as numpy's float32 loops and the
+        # kernels keep (CuPy's maximum does not say which)
+        return xp.where(acc == tap, tap, ufunc(acc, tap))
 
     def reduce_window(
         x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation
@@ -251,6 +252,8 @@ def reduce_window_impl(xp, kind: str):
             v = _windows(y, window_dimensions, window_strides, window_dilation, 0)
             res = ufunc.reduce(v, axis=tuple(range(nd, 2 * nd)), dtype=cdt)
             return np.asarray(res, x.dtype).reshape(out_shape)
+        ties = xp is not np and kind != "sum" and y.dtype.kind == "f"
+        combine = second_of_equals if ties else accumulate
         res = None
         for off in itertools.product(*(range(w) for w in window_dimensions)):
             tap = y[

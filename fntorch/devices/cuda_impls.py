@@ -60,7 +60,7 @@ from .cpu_structural import float_to_int
 from .cuda_bf16 import Bf16Array, bf16_aware, from_host
 from .cuda_gemm import gemm
 from .cuda_indexing import indexing_impls
-from .xp_impls import integer_division, xp_impls
+from .xp_impls import xp_impls
 
 # Names of the primitives computed natively by CuPy (the rest go through the host).
 NATIVE_NAMES = frozenset(
@@ -97,6 +97,11 @@ def _native(cp) -> dict:
     def reduce_prod(x, *, axes):
         return cp.prod(x, axis=axes, dtype=_acc(x.dtype)).astype(x.dtype, copy=False)
 
+    def signbit(x):  # the bit itself: CuPy's signbit does not read a NaN's sign
+        if x.dtype.kind != "f":
+            return x < 0
+        return cp.asarray(x).view(np.dtype(f"i{x.dtype.itemsize}")) < 0
+
     def extreme(fn, prim, positive):
         # The CPU's rules on the device, with no host read: the identity over empty
         # axes, and a zero result signed as the kernels order zeros (-0 below +0): a max
@@ -107,8 +112,7 @@ def _native(cp) -> dict:
             res = fn(x, axis=axes)
             if not dt.is_float(x.dtype):
                 return res
-            sign = cp.asarray(x).view(np.dtype(f"i{x.dtype.itemsize}")) < 0
-            hit = cp.any((x == 0) & (sign != positive), axis=axes)
+            hit = cp.any((x == 0) & (signbit(x) != positive), axis=axes)
             zero = cp.zeros((), res.dtype)
             return cp.where(res == 0, cp.where(hit == positive, zero, -zero), res)
 
@@ -199,18 +203,6 @@ def _native(cp) -> dict:
         run.through_host = "integer operands"  # listed by host_primitives
         return run
 
-    int_div, int_rem = integer_division(cp)  # XLA's edge cases, as the CPU (xp_impls)
-
-    def float_or_int(float_fn, int_fn):
-        def run(x, y):
-            if getattr(x, "dtype", np.dtype(float)).kind in "iu":
-                return int_fn(x, y)
-            return float_fn(x, y)
-
-        return run
-
-    impls[ew.div_p] = float_or_int(cp.true_divide, int_div)
-    impls[ew.rem_p] = float_or_int(cp.fmod, int_rem)
     impls[ew.pow_p] = float_or_host(ew.pow_p, cp.power)
     impls[ew.rsqrt_p] = lambda x: cp.reciprocal(cp.sqrt(x))
 
@@ -230,11 +222,6 @@ def _native(cp) -> dict:
 
     impls[ew.sign_p] = sign
 
-    def signbit(x):  # the bit itself: CuPy's signbit does not read a NaN's sign
-        if x.dtype.kind != "f":
-            return x < 0
-        return cp.asarray(x).view(np.dtype(f"i{x.dtype.itemsize}")) < 0
-
     impls[ew.signbit_p] = signbit
     impls[ew.erf_p] = erf_impl(cp)  # float32 steps round as numpy's: the CPU's bits
 
@@ -250,7 +237,7 @@ def _native(cp) -> dict:
     impls[pl.reduce_window_min_p] = reduce_window_impl(cp, "min")
     impls[pf.fft_p] = fft_impl(cp)
     impls[pd.cholesky_p] = _cholesky(cp, _through_host(cp, cpu_impls[pd.cholesky_p]))
-    impls.update(xp_impls(cp))  # integer_pow, shifts, complex parts, pad, dynamic slices
+    impls.update(xp_impls(cp))  # div/rem, integer_pow, shifts, complex parts, pad, slices
     impls[r.sort_p] = sort_impl(cp)
     for prim, native in scan_impls(cp).items():
         impls[prim] = _not_half(native, _through_host(cp, cpu_impls[prim]))

@@ -1,6 +1,6 @@
 """Impls written once over an array module ``xp``, for the CPU (numpy) and the CUDA
-device (CuPy): ``integer_pow``, the shifts, the complex parts, ``pad`` and the dynamic
-slices. Each ``*_impls(xp)`` returns ``{primitive: impl}``; the CPU registers
+device (CuPy): ``div``/``rem``, ``integer_pow``, the shifts, the complex parts, ``pad``
+and the dynamic slices. Each ``*_impls(xp)`` returns ``{primitive: impl}``; the CPU registers
 ``xp_impls(numpy)`` at import and ``cuda_impls`` builds ``xp_impls(cupy)``.
 
 What they must keep to run on both: only functions numpy and CuPy share, no numpy
@@ -105,18 +105,17 @@ def elementwise_impls(xp) -> dict:
     }
 
 
-def integer_division(xp):
-    """``(div, rem)`` of integer operands over ``xp``, with XLA's results where C's
-    are undefined: ``x / 0`` has every bit set (-1; the max for unsigned), ``x % 0 ==
-    x``; ``INT_MIN / -1 == INT_MIN`` and ``INT_MIN % -1 == 0``. Division truncates and
-    the remainder takes the dividend's sign. Those cases divide by 1 instead, so no
-    device ever executes them.
+def division_impls(xp) -> dict:
+    """``div`` and ``rem`` over ``xp``: numpy's (CuPy's) float forms, and for integers
+    XLA's results where C's are undefined: ``x / 0`` has every bit set (-1; the max for
+    unsigned), ``x % 0 == x``; ``INT_MIN / -1 == INT_MIN`` and ``INT_MIN % -1 == 0``.
+    Integer division truncates and the remainder takes the dividend's sign. Those cases
+    divide by 1 instead, so no device ever executes them.
 
-    >>> div, rem = integer_division(np)
-    >>> div(np.array([7, -7, 5, -128], np.int8), np.array([2, 2, 0, -1], np.int8)).tolist()
-    [3, -3, -1, -128]
-    >>> rem(np.array([7, -7, 5, -128], np.int8), np.array([2, 2, 0, -1], np.int8)).tolist()
-    [1, -1, 5, 0]
+    >>> d = division_impls(np)
+    >>> x, y = np.array([7, -7, 5, -128], np.int8), np.array([2, 2, 0, -1], np.int8)
+    >>> d[ew.div_p](x, y).tolist(), d[ew.rem_p](x, y).tolist()
+    ([3, -3, -1, -128], [1, -1, 5, 0])
     """
 
     def safe_divisor(x, y):
@@ -125,7 +124,7 @@ def integer_division(xp):
             undefined = undefined | ((x == np.iinfo(x.dtype).min) & (y == -1))
         return y == 0, xp.where(undefined, xp.ones((), y.dtype), y)
 
-    def div(x, y):
+    def int_div(x, y):
         zero, ys = safe_divisor(x, y)
         with quiet(xp):
             q = xp.floor_divide(x, ys)
@@ -134,13 +133,27 @@ def integer_division(xp):
             q = xp.where(fix, q + xp.ones((), q.dtype), q)
         return xp.where(zero, ~xp.zeros((), q.dtype), q)
 
-    def rem(x, y):
+    def int_rem(x, y):
         zero, ys = safe_divisor(x, y)
         with quiet(xp):
             r = xp.fmod(x, ys)
         return xp.where(zero, x, r)
 
-    return div, rem
+    def float_or_int(float_fn, int_fn):
+        def run(x, y):
+            if getattr(x, "dtype", _FLOAT).kind in "iu":  # (a Python float stays weak)
+                return int_fn(x, y)
+            return float_fn(x, y)
+
+        return run
+
+    return {
+        ew.div_p: float_or_int(xp.true_divide, int_div),
+        ew.rem_p: float_or_int(xp.fmod, int_rem),
+    }
+
+
+_FLOAT = np.dtype(float)
 
 
 def _window(shape, starts, sizes):
@@ -194,4 +207,4 @@ def structural_impls(xp) -> dict:
 
 def xp_impls(xp) -> dict:
     """Every impl of this module over ``xp``."""
-    return {**elementwise_impls(xp), **structural_impls(xp)}
+    return {**elementwise_impls(xp), **division_impls(xp), **structural_impls(xp)}
