@@ -116,7 +116,14 @@ def _windows(x, window, strides, window_dilation, axes_from: int):
 def conv_impl(xp, matmul):
     """The ``conv_general_dilated`` impl over array module ``xp`` (numpy, CuPy) with
     ``matmul(a, b)`` for ``(batch, m, k) @ (batch, k, n)``: im2col, then one product per
-    group."""
+    group.
+
+    >>> conv = conv_impl(np, np.matmul)
+    >>> conv(np.ones((1, 1, 3, 3), np.float32), np.ones((1, 1, 2, 2), np.float32),
+    ...      window_strides=(1, 1), padding=((0, 0), (0, 0)), lhs_dilation=(1, 1),
+    ...      rhs_dilation=(1, 1), feature_group_count=1, batch_group_count=1).tolist()
+    [[[[4.0, 4.0], [4.0, 4.0]]]]
+    """
 
     def conv(
         lhs,
@@ -221,7 +228,13 @@ _MAX_TAP_LOOP = 64
 def reduce_window_impl(xp, kind: str):
     """The ``reduce_window_<kind>`` impl (``kind``: sum, max, min) over array module
     ``xp``. Besides numpy every tap is one whole-array call: on a GPU each is a kernel,
-    and the sliding view's reduction is numpy's own."""
+    and the sliding view's reduction is numpy's own.
+
+    >>> reduce_window_impl(np, "max")(np.arange(4.0), window_dimensions=(2,),
+    ...     window_strides=(2,), padding=((0, 0),), base_dilation=(1,),
+    ...     window_dilation=(1,)).tolist()
+    [1.0, 3.0]
+    """
     ufunc = getattr(xp, {"sum": "add", "max": "maximum", "min": "minimum"}[kind])
 
     def accumulate(acc, tap):

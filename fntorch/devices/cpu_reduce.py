@@ -110,7 +110,11 @@ cpu_impls[r.argmin_p] = _argmin
 
 def scan_impls(xp) -> dict:
     """``cumsum`` and ``cumprod`` over array module ``xp`` (numpy, CuPy), in the
-    operand's dtype."""
+    operand's dtype.
+
+    >>> scan_impls(np)[r.cumsum_p](np.arange(4), axis=0, reverse=True).tolist()
+    [6, 6, 5, 3]
+    """
 
     def rule(accumulate):
         def impl(x, *, axis, reverse):
@@ -219,7 +223,14 @@ def sort_permutation(keys, axis: int, xp=np):
 
 
 def sort_impl(xp):
-    """The ``sort`` impl over array module ``xp``."""
+    """The ``sort`` impl over array module ``xp``: every operand ordered by the first
+    ``num_keys``.
+
+    >>> keys, vals = sort_impl(np)(np.array([2.0, 1.0]), np.array([7, 8]), dimension=0,
+    ...                            is_stable=True, num_keys=1)
+    >>> keys.tolist(), vals.tolist()
+    ([1.0, 2.0], [8, 7])
+    """
 
     def sort(*operands, dimension, is_stable, num_keys):
         perm = sort_permutation(operands[:num_keys], dimension, xp)

@@ -35,7 +35,11 @@ def quiet(xp):
 
 
 def elementwise_impls(xp) -> dict:
-    """``integer_pow``, the three shifts and the complex parts over ``xp``."""
+    """``integer_pow``, the three shifts and the complex parts over ``xp``.
+
+    >>> elementwise_impls(np)[ew.shift_left_p](np.int8([1, 1]), np.int8([3, 8])).tolist()
+    [8, 0]
+    """
 
     def integer_pow(x, *, y):
         # Square and multiply in the compiled kernel's order (``rules._integer_pow``) and
@@ -166,7 +170,11 @@ def _window(shape, starts, sizes):
 
 
 def structural_impls(xp) -> dict:
-    """``pad``, ``dynamic_slice`` and ``dynamic_update_slice`` over ``xp``."""
+    """``pad``, ``dynamic_slice`` and ``dynamic_update_slice`` over ``xp``.
+
+    >>> structural_impls(np)[ps.dynamic_slice_p](np.arange(5), 9, slice_sizes=(2,)).tolist()
+    [3, 4]
+    """
 
     def dynamic_slice(x, *start_indices, slice_sizes):
         x = xp.asarray(x)
@@ -206,5 +214,9 @@ def structural_impls(xp) -> dict:
 
 
 def xp_impls(xp) -> dict:
-    """Every impl of this module over ``xp``."""
+    """Every impl of this module over ``xp``.
+
+    >>> ew.div_p in xp_impls(np) and ps.pad_p in xp_impls(np)
+    True
+    """
     return {**elementwise_impls(xp), **division_impls(xp), **structural_impls(xp)}
