@@ -5,7 +5,7 @@
     python -m benchmarks --only W1,W9     # some workloads
     python -m benchmarks --frameworks fntorch,numpy
     python -m benchmarks --no-malloc-env  # skip the second run of the references
-    python -m benchmarks --device cuda    # W1-W9 on the GPU at sizes that fill it
+    python -m benchmarks --device cuda    # W1-W11 on the GPU (W1-W9 at sizes that fill it)
 
 On the GPU (``--device cuda``) fntorch, PyTorch and JAX run on the first CUDA device;
 numpy does not run, PyTorch's output is the correctness reference, and W9.copy is the
