@@ -155,13 +155,64 @@ def test_the_host_route_is_the_documented_list():
     assert [p for p in host_primitives(TABLE) if p not in _KERNELS] == HOST_ON_A_GPU
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
-def test_sort_keys_keep_numpys_order_of_zeros_and_nans(dtype):
+def test_float_to_int_saturates_without_the_host():
+    from fntorch.ops import _prims_structural as ps
+
+    values = [np.nan, -np.inf, np.inf, 1e10, -1e10, 127.9, -128.9, -0.5, 3.7]
+    x = np.array(values, np.float32)
+    for dtype in (np.int8, np.uint8, np.int32, np.int64, np.uint64):
+        info = np.iinfo(dtype)
+        # XLA's rule, by hand: NaN -> 0, else toward zero, clamped to the dtype's range
+        want = [0 if v != v else min(max(int(v), info.min), info.max) if abs(v) < 1e30
+                else (info.max if v > 0 else info.min) for v in values]  # fmt: skip
+        got = TABLE[ps.convert_element_type_p](x, new_dtype=np.dtype(dtype))
+        assert got.dtype == dtype and got.tolist() == want, (dtype, got.tolist(), want)
+
+
+class _LikeCupy(_NumpyAsCupy):
+    """numpy with two behaviours CuPy is allowed, and numpy's impls must not rely on:
+    ``maximum``/``minimum`` keep the first of two equal values (+0.0, -0.0), and
+    ``argsort`` orders floats by their bits as a radix sort does (-0.0 before +0.0, a
+    negative NaN before everything)."""
+
+    @staticmethod
+    def maximum(a, b, out=None):
+        return np.where(np.isnan(a) | (a >= b), a, b)
+
+    @staticmethod
+    def minimum(a, b, out=None):
+        return np.where(np.isnan(a) | (a <= b), a, b)
+
+    @staticmethod
+    def argsort(k, axis=-1, kind=None):
+        k = np.asarray(k)
+        if k.dtype.kind != "f":
+            return np.argsort(k, axis=axis, kind="stable")
+        bits = k.view(np.dtype(f"u{k.dtype.itemsize}"))
+        top = np.array(1 << (8 * k.dtype.itemsize - 1), bits.dtype)
+        order = np.where(bits & top, ~bits, bits | top)  # the radix sort's float key
+        return np.argsort(order, axis=axis, kind="stable")
+
+
+@pytest.mark.parametrize("name", ["reduce_window_max", "reduce_window_min"])
+def test_window_extremes_keep_the_cpus_tie_rule_whatever_cupys_is(name):
+    from fntorch.devices.cpu_linalg import reduce_window_impl
+    from fntorch.ops import _prims_linalg as pl
+
+    x = np.array([0.0, -0.0, -0.0, 0.0, 1.0, -0.0, 0.0, -1.0], np.float32)
+    params = dict(window_dimensions=(2,), window_strides=(1,), padding=((0, 0),),
+                  base_dilation=(1,), window_dilation=(1,))  # fmt: skip
+    got = reduce_window_impl(_LikeCupy("like_cupy"), name.rsplit("_", 1)[1])(x, **params)
+    want = cpu_impls[getattr(pl, name + "_p")](x, **params)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_sort_keys_keep_numpys_order_under_a_radix_sort():
+    from fntorch.devices.cpu_reduce import sort_impl
     from fntorch.ops import _prims_reduce as r
 
-    keys = np.array([0.0, -0.0, np.nan, -np.nan, -1.0, 0.0, np.inf, -np.inf, -0.0], dtype)
+    keys = np.array([0.0, -0.0, np.nan, -np.nan, -1.0, 0.0, np.inf, -np.inf, -0.0], np.float32)
     vals = np.arange(keys.size, dtype=np.int32)
     params = dict(dimension=0, is_stable=True, num_keys=1)
-    got, want = TABLE[r.sort_p](keys, vals, **params), cpu_impls[r.sort_p](keys, vals, **params)
-    np.testing.assert_array_equal(got[1], want[1])  # the same permutation
-    np.testing.assert_array_equal(np.signbit(got[0]), np.signbit(want[0]))
+    got = sort_impl(_LikeCupy("like_cupy"))(keys, vals, **params)
+    np.testing.assert_array_equal(got[1], cpu_impls[r.sort_p](keys, vals, **params)[1])
