@@ -7,9 +7,10 @@ always, PyTorch, JAX and HIPS autograd when importable.
 
 Measured: W1 (eager dispatch), W2-W5 (jit: GELU, softmax, layernorm, an MLP training
 step, with its first call in a new process), W6 and W7 (with and without jit), W8 (scan
-RNN, jit; 'not yet available' while ``ft.scan`` is missing), W9 (matmul, and numpy's
-copy bandwidth as the memory ceiling). Registered as 'not yet available': W10 (needs
-the ``ft.nn`` shim). ``torch.compile`` rows are skipped by ``--quick``.
+RNN), W9 (matmul, and numpy's copy bandwidth as the memory ceiling), W10 and W11 (the
+digits CNN and a GPT step through the ``nn`` shim), W12 (linear solves), W13 (FFT), W14
+(data-parallel digits over MPI). ``--device cuda`` runs the workloads marked for the GPU.
+``torch.compile`` rows are skipped by ``--quick``.
 
 Adding a workload: a new file in ``benchmarks/workloads/`` that builds a
 ``Workload``, decorates one builder per framework with ``@w.impl(...)`` and calls

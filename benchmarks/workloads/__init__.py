@@ -1,7 +1,6 @@
 """One module per workload; importing this package registers them all."""
 
 from . import (  # noqa: F401
-    pending,
     w1_dispatch,
     w2_gelu,
     w3_softmax,

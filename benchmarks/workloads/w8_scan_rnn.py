@@ -30,86 +30,79 @@ def make_inputs() -> dict:
     }
 
 
-def _has_scan() -> bool:
-    try:
-        import fntorch
-    except ImportError:
-        return False
-    return callable(getattr(fntorch, "scan", None))
+W8 = register(Workload("W8", TITLE, make_inputs=make_inputs, rtol=1e-3, atol=1e-4, gpu=True))
 
 
-if not _has_scan():
-    W8 = register(Workload("W8", TITLE, pending="needs ft.scan (issue 5)"))
-else:
-    W8 = register(Workload("W8", TITLE, make_inputs=make_inputs, rtol=1e-3, atol=1e-4, gpu=True))
+@W8.impl("fntorch", mode="jit")
+def _fntorch(inputs):
+    import fntorch as ft
 
-    @W8.impl("fntorch", mode="jit")
-    def _fntorch(inputs):
-        import fntorch as ft
+    from ._jit import fntorch_jit_thunk
 
-        from ._jit import fntorch_jit_thunk
+    def loss(p, xs):
+        def cell(h, x):
+            return ft.tanh(x @ p["wx"] + h @ p["wh"] + p["b"]), None
 
-        def loss(p, xs):
-            def cell(h, x):
-                return ft.tanh(x @ p["wx"] + h @ p["wh"] + p["b"]), None
+        h, _ = ft.scan(cell, ft.zeros((BATCH, HIDDEN)), xs)
+        return ft.sum(h)
 
-            h, _ = ft.scan(cell, ft.zeros((BATCH, HIDDEN)), xs)
-            return ft.sum(h)
+    f = ft.jit(ft.value_and_grad(loss))
+    params = {k: fntorch_array(v) for k, v in inputs["params"].items()}
+    return fntorch_jit_thunk(f, params, fntorch_array(inputs["xs"]))
 
-        f = ft.jit(ft.value_and_grad(loss))
-        params = {k: fntorch_array(v) for k, v in inputs["params"].items()}
-        return fntorch_jit_thunk(f, params, fntorch_array(inputs["xs"]))
 
-    @W8.impl("numpy", label="by hand, BPTT")
-    def _numpy(inputs):
-        p, xs = inputs["params"], inputs["xs"]
+@W8.impl("numpy", label="by hand, BPTT")
+def _numpy(inputs):
+    p, xs = inputs["params"], inputs["xs"]
 
-        def run():
-            hs = [np.zeros((BATCH, HIDDEN), np.float32)]
-            for x in xs:
-                hs.append(np.tanh(x @ p["wx"] + hs[-1] @ p["wh"] + p["b"]))
-            dh = np.ones_like(hs[-1])
-            g = {k: np.zeros_like(v) for k, v in p.items()}
-            for t in range(STEPS - 1, -1, -1):
-                dz = dh * (1 - hs[t + 1] ** 2)
-                g["wx"] += xs[t].T @ dz
-                g["wh"] += hs[t].T @ dz
-                g["b"] += dz.sum(0)
-                dh = dz @ p["wh"].T
-            return hs[-1].sum(), g
+    def run():
+        hs = [np.zeros((BATCH, HIDDEN), np.float32)]
+        for x in xs:
+            hs.append(np.tanh(x @ p["wx"] + hs[-1] @ p["wh"] + p["b"]))
+        dh = np.ones_like(hs[-1])
+        g = {k: np.zeros_like(v) for k, v in p.items()}
+        for t in range(STEPS - 1, -1, -1):
+            dz = dh * (1 - hs[t + 1] ** 2)
+            g["wx"] += xs[t].T @ dz
+            g["wh"] += hs[t].T @ dz
+            g["b"] += dz.sum(0)
+            dh = dz @ p["wh"].T
+        return hs[-1].sum(), g
 
-        return run
+    return run
 
-    @W8.impl("jax", mode="jit", label="jax.jit(lax.scan)")
-    def _jax(inputs):
-        import jax
-        import jax.numpy as jnp
 
-        def loss(p, xs):
-            def cell(h, x):
-                return jnp.tanh(x @ p["wx"] + h @ p["wh"] + p["b"]), None
+@W8.impl("jax", mode="jit", label="jax.jit(lax.scan)")
+def _jax(inputs):
+    import jax
+    import jax.numpy as jnp
 
-            h, _ = jax.lax.scan(cell, jnp.zeros((BATCH, HIDDEN), jnp.float32), xs)
-            return jnp.sum(h)
+    def loss(p, xs):
+        def cell(h, x):
+            return jnp.tanh(x @ p["wx"] + h @ p["wh"] + p["b"]), None
 
-        f = jax.jit(jax.value_and_grad(loss))
-        params = {k: jax_array(v) for k, v in inputs["params"].items()}
-        xs = jax_array(inputs["xs"])
-        return lambda: f(params, xs)
+        h, _ = jax.lax.scan(cell, jnp.zeros((BATCH, HIDDEN), jnp.float32), xs)
+        return jnp.sum(h)
 
-    @W8.impl("torch", label="eager loop, autograd.grad")
-    def _torch(inputs):
-        import torch
+    f = jax.jit(jax.value_and_grad(loss))
+    params = {k: jax_array(v) for k, v in inputs["params"].items()}
+    xs = jax_array(inputs["xs"])
+    return lambda: f(params, xs)
 
-        p = {k: torch_array(v).requires_grad_() for k, v in inputs["params"].items()}
-        xs = torch_array(inputs["xs"])
 
-        def run():
-            h = torch.zeros(BATCH, HIDDEN)
-            for x in xs:
-                h = torch.tanh(x @ p["wx"] + h @ p["wh"] + p["b"])
-            loss = h.sum()
-            grads = torch.autograd.grad(loss, list(p.values()))
-            return loss.detach(), dict(zip(p, grads))
+@W8.impl("torch", label="eager loop, autograd.grad")
+def _torch(inputs):
+    import torch
 
-        return run
+    p = {k: torch_array(v).requires_grad_() for k, v in inputs["params"].items()}
+    xs = torch_array(inputs["xs"])
+
+    def run():
+        h = torch.zeros(BATCH, HIDDEN)
+        for x in xs:
+            h = torch.tanh(x @ p["wx"] + h @ p["wh"] + p["b"])
+        loss = h.sum()
+        grads = torch.autograd.grad(loss, list(p.values()))
+        return loss.detach(), dict(zip(p, grads))
+
+    return run
