@@ -135,3 +135,17 @@ def test_a_non_array_argument_under_a_transform_is_named():
     f = ft.jit(lambda x, s: x * 2.0)
     with pytest.raises(TypeError, match=r"jit\(<lambda>\): argument s is a str"):
         ft.grad(lambda x: f(x, "nope"))(1.0)
+
+
+def test_a_tangent_that_dies_inside_keeps_no_residual():
+    # relu is select(x > 0, stop_gradient(max(x, 0)), x): max's tangent is dropped by the
+    # stop_gradient, so the forward program should hand the linear one only the mask.
+    from fntorch.transforms.jvp_control import _split_jvp
+
+    graph = ft.make_graph(ft.relu)(ft.ones((2, 3)))
+    fg, _, lin, sources = _split_jvp(graph, [True], lambda k: True)
+    assert [str(a.dtype) for a in fg.out_avals] == ["float32", "bool"]
+    assert [e.primitive.name for e in lin.eqns] == ["select_n"]
+    assert len(sources) == len(lin.consts) == 1
+    x = ft.asarray([-1.0, 2.0, 0.5])
+    _close(ft.grad(lambda v: ft.jit(ft.relu)(v).sum())(x), [0.0, 1.0, 1.0])
