@@ -58,6 +58,7 @@ class fused:  # noqa: N801 - used as a decorator
         if current_trace() is not EVAL_TRACE:
             return self.fun(*operands, **settings)
         avals = []
+        taped = False
         for x in operands:
             if x is None:
                 avals.append(None)
@@ -66,6 +67,7 @@ class fused:  # noqa: N801 - used as a decorator
             if type(v) is not np.ndarray or not (v.dtype in _FLOATS or v.dtype.kind in "biu"):
                 return self.fun(*operands, **settings)
             avals.append((v.shape, v.dtype))
+            taped = taped or x._taped
         try:
             key = (
                 tuple(x is None for x in operands),
@@ -82,7 +84,8 @@ class fused:  # noqa: N801 - used as a decorator
             self.seen.add(sig)
         if j is None:
             j = self.jits[key] = jit(_bind(self.fun, key[0], settings))
-        return j(*[x for x in operands if x is not None])
+        present = [x for x in operands if x is not None]
+        return j.call_taped(present) if taped else j(*present)
 
 
 def _bind(fun, absent, settings):

@@ -254,6 +254,15 @@ class JitFunction(_ArgumentKeys):
             debug_rules.check_jit_result(self.fun, args, kwargs, out, self._name)
         return out
 
+    def call_taped(self, args):
+        """``self(*args)`` for flat tensor arguments of which one is on the tape (a
+        ``TapeTensor`` or a cell that requires grad): recorded as one ``jit_call``, as
+        ``_dispatch`` would, without first computing the signature of the compiled cache
+        (a fused eager composite's per-call cost on the tape)."""
+        if (_disable_state[0] and _jit_disabled.get()) or _fx_core._debug_check is not None:
+            return self(*args)
+        return self._call_traced(args, {})
+
     def _dispatch(self, *args, **kwargs):
         if current_trace() is not EVAL_TRACE:
             return self._call_traced(args, kwargs)  # one jit_call in the enclosing trace
