@@ -44,6 +44,10 @@ def test_one_rank_nccl_collectives_and_ddp_step(nccl_group):
     for f, want in [
         (lambda v: ft.psum(v, "d"), np.asarray(x.cpu())),
         (lambda v: ft.pmax(v, "d"), np.asarray(x.cpu())),
+        (lambda v: ft.pmin(v, "d"), np.asarray(x.cpu())),
+        (lambda v: ft.pmean(v, "d"), np.asarray(x.cpu())),
+        (lambda v: ft.psum_scatter(v, "d", tiled=True), np.asarray(x.cpu())),
+        (lambda v: v + ft.axis_index("d").astype(v.dtype), np.asarray(x.cpu())),
         (lambda v: ft.all_gather(v, "d"), np.asarray(x.cpu())[None]),
         (lambda v: ft.all_to_all(v[None], "d", 0, 0), np.asarray(x.cpu())[None]),
         (lambda v: ft.ppermute(v, "d", [(0, 0)]), np.asarray(x.cpu())),
