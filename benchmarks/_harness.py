@@ -386,7 +386,14 @@ def run_workload(
         rounds += 1
         for entry in live[start:] + live[:start]:
             res, framework, thunk = entry
-            dt, faults, _ = _timed_call(framework, thunk)
+            try:
+                dt, faults, _ = _timed_call(framework, thunk)
+            except Exception as e:  # a later call failing (after another's) hides nothing
+                res.error = f"{type(e).__name__} at call {len(res.times) + 2}: {e}"
+                res.error = res.error.splitlines()[0][:120]
+                res.times.clear()
+                live.remove(entry)
+                continue
             res.times.append(dt)
             res.faults.append(faults)
             n = len(res.times)

@@ -94,6 +94,31 @@ def test_a_wrong_result_is_flagged_and_jit_gets_a_first_call_row():
     assert names == ["numpy", "fntorch", "fntorch first call"]
 
 
+def test_a_call_that_fails_after_the_first_is_reported_and_the_others_measured():
+    # W10 on a GPU once failed at its eager row's second epoch, after the compiled row
+    # had run: the whole run ended and every workload's table was lost.
+    w = h.Workload("WX", "a late failure", make_inputs=dict)
+    calls = []
+
+    @w.impl("numpy", label="breaks")
+    def _breaks(inputs):
+        def run():
+            calls.append(1)
+            if len(calls) > 2:
+                raise RuntimeError("the third call breaks")
+            return np.zeros(1)
+
+        return run
+
+    @w.impl("numpy", label="works")
+    def _works(inputs):
+        return lambda: np.zeros(1)
+
+    broken, fine = h.run_workload(w, ("numpy",), h.Settings(min_runs=4, min_time=0.0, warmup=0))
+    assert broken.error.startswith("RuntimeError at call 3: the third call breaks")
+    assert not broken.times and not fine.error and len(fine.times) >= 4
+
+
 def test_each_implementation_follows_every_other():
     calls = []
     w = h.Workload("WX", "call order", make_inputs=dict)

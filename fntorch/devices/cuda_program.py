@@ -14,9 +14,9 @@ ctypes entry, the CPU's threads); the CUDA target builds this one instead
   call the device's eager impls (``cuda_impls``);
 - index equations (views) are made when a step first reads them.
 
-With ``FNTORCH_CUDA_GRAPHS=1``, from its second call on, a program whose steps all stay
-on the device replays as one CUDA graph (``cuda_graphs``): one launch instead of one
-Python call per step. Not yet:
+From its second call on, a program whose steps all stay on the device replays as one
+CUDA graph (``cuda_graphs``; ``FNTORCH_CUDA_GRAPHS=0`` turns that off): one launch
+instead of one Python call per step. Not yet:
 donation (a donated input is never written in place).
 """
 
@@ -126,7 +126,7 @@ class CudaProgram:
         if cuda_graphs.enabled():
             why = cuda_graphs.capturable(plan, lambda st: cg.supports(st.spec))
         else:
-            why = "capture is off (FNTORCH_CUDA_GRAPHS=1 turns it on)"
+            why = "capture is off (FNTORCH_CUDA_GRAPHS=0)"
         if why is None:
             self._calls, self.graph_status = 0, "not captured yet"
         else:

@@ -491,10 +491,11 @@ def constant_device(*tensors):
     """
     host = host_device()
     for x in tensors:
-        if type(x) is Tensor:
-            d = device_of_buffer(x._value)
-        elif isinstance(x, Tracer):
+        if isinstance(x, Tracer):
             d = x.device
+        elif isinstance(x, Tensor):  # a plain tensor, or a cell or taped value holding one
+            v = x._value
+            d = v.device if isinstance(v, Tracer) else device_of_buffer(v)
         else:
             continue
         if d is not None and d is not host:

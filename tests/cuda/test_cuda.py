@@ -41,7 +41,8 @@ def _compare(got, want, case, what, atol=1e-6):
     low = 1.6e-2 if w.dtype == dt.bfloat16 else 1e-3 if w.dtype == np.float16 else 0.0
     if g.dtype.kind == "f" or g.dtype == dt.bfloat16:
         g, w = g.astype(np.float64), w.astype(np.float64)
-    if case is not None and (case.exact or g.dtype.kind not in "f"):
+    # complex results are floats too: cuFFT and pocketfft differ in the last bits
+    if case is not None and (case.exact or g.dtype.kind not in "fc"):
         np.testing.assert_array_equal(g, w, err_msg=what)
     else:
         rtol, atol = (case.rtol, case.atol) if case is not None else (1e-5, atol)
@@ -93,7 +94,9 @@ def test_only_the_documented_primitives_take_the_host(gpu):
     from fntorch.devices.cuda_impls import host_primitives
     from tests.devices.test_cuda_table_on_numpy import HOST_ON_A_GPU
 
-    assert host_primitives(cuda_impls) == HOST_ON_A_GPU
+    # scatter_add is native for the dtypes cupyx.scatter_add takes (float32/64, int32,
+    # uint32) and a partial host route for the rest, as integer pow is
+    assert host_primitives(cuda_impls) == sorted(HOST_ON_A_GPU + ["scatter_add"])
 
 
 def test_dlpack_with_torch_and_cupy_shares_memory(gpu):

@@ -83,12 +83,16 @@ def test_strided_inputs_are_copied_into_the_graphs_buffers(gpu, monkeypatch):
 
 
 @pytest.mark.cuda
-def test_capture_is_off_unless_asked(gpu, monkeypatch):
+def test_capture_is_on_by_default_and_off_when_asked(gpu, monkeypatch):
     pytest.importorskip("cupy")
-    monkeypatch.delenv("FNTORCH_CUDA_GRAPHS", raising=False)
-    f = ft.jit(lambda v: v * 3.0 + 0.5)
-    x = ft.ones(7).to(gpu)
-    for _ in range(3):
-        np.testing.assert_allclose(f(x).numpy(), np.full(7, 3.5))
-    prog = f.lower(x)._entry.program
-    assert prog.graph_status.startswith("not captured: capture is off"), prog.graph_status
+    for env, want in ((None, "captured"), ("0", "not captured: capture is off")):
+        if env is None:
+            monkeypatch.delenv("FNTORCH_CUDA_GRAPHS", raising=False)
+        else:
+            monkeypatch.setenv("FNTORCH_CUDA_GRAPHS", env)
+        f = ft.jit(lambda v: v * 3.0 + 0.5)
+        x = ft.ones(7).to(gpu)
+        for _ in range(3):
+            np.testing.assert_allclose(f(x).numpy(), np.full(7, 3.5))
+        prog = f.lower(x)._entry.program
+        assert prog.graph_status.startswith(want), prog.graph_status

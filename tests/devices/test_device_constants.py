@@ -198,3 +198,19 @@ def test_batching_rule_iotas_and_permutation_follow_the_device(fake):
     perm = ft.random.permutation(key, 5)
     assert perm.device is fake
     assert sorted(np.asarray(perm.to("cpu")).tolist()) == [0, 1, 2, 3, 4]
+
+
+def test_a_generator_whose_key_cell_moved_to_the_second_device(fake):
+    # A compiled step on a GPU writes the generator's key back as a device buffer; the
+    # next eager draw (dropout's key) must make its counters beside that key. The cell
+    # is a Tensor subclass, which constant_device once skipped.
+    g, ref = ft.Generator().manual_seed(5), ft.Generator().manual_seed(5)
+    g._cell.set_(g._cell.data.to(fake))
+    assert g._cell.device is fake
+    from fntorch.random._torch_style import draw_key
+
+    for _ in range(2):
+        got, want = draw_key(g, device=fake), draw_key(ref)
+        assert got.device is fake
+        np.testing.assert_array_equal(np.asarray(got.to("cpu")), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(g.get_state()), np.asarray(ref.get_state()))

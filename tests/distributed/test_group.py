@@ -152,3 +152,40 @@ def test_destroying_the_group_keeps_axes_bound_to_their_own_communicators(monkey
         assert float(ft.psum(ft.asarray(2.0), "own_axis")) == 2.0
     finally:
         unbind_process_axis("own_axis")
+
+
+@pytest.fixture
+def fake():
+    from tests.devices.fake import fake_device
+
+    yield from fake_device()
+
+
+def test_every_collective_and_a_ddp_step_on_a_second_device(group, fake):
+    # The one-rank NCCL test's body, with the local group and the fake device: results
+    # stay on the operands' device (axis_index is a scalar of no device, so it meets them).
+    mesh = ft.distributed.Mesh(("d",))
+    x = ft.asarray(np.arange(6.0, dtype=np.float32).reshape(2, 3), device=fake)
+    want = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    for f, w in [
+        (lambda v: ft.psum(v, "d"), want),
+        (lambda v: ft.pmax(v, "d"), want),
+        (lambda v: ft.pmin(v, "d"), want),
+        (lambda v: ft.pmean(v, "d"), want),
+        (lambda v: ft.psum_scatter(v, "d", tiled=True), want),
+        (lambda v: v + ft.axis_index("d").astype(v.dtype), want),
+        (lambda v: ft.all_gather(v, "d"), want[None]),
+        (lambda v: ft.all_to_all(v[None], "d", 0, 0), want[None]),
+        (lambda v: ft.ppermute(v, "d", [(0, 0)]), want),
+    ]:
+        for g in (f, ft.jit(f)):
+            got = g(x)
+            assert got.device is fake
+            np.testing.assert_allclose(np.asarray(got.to("cpu")), w)
+    loss = ft.shard_map(lambda w, b: ft.pmean((b * w).sum(), "d"), mesh, (P(), P("d")), P())
+    assert float(ft.grad(loss)(ft.asarray(2.0, device=fake), x).to("cpu")) == 15.0
+    model = ft.nn.parallel.DistributedDataParallel(ft.nn.Linear(3, 1).to(fake))
+    opt = ft.optim.SGD(model.parameters(), lr=0.1)
+    model(x).sum().backward()
+    opt.step()
+    assert model.module.weight.device is fake
