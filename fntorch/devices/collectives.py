@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..fx.axes import process_communicator
-from ..fx.device import universal_impls
+from ..fx.device import get_default_device, host_device, universal_impls
 from ..ops import _prims_collective as pc
 
 
@@ -85,9 +85,9 @@ universal_impls[pc.ppermute_p] = _ppermute_impl
 
 
 def _axis_index_impl(*, axis_name, size):
-    # A 0-d result of no operands is a host scalar of no device, as one computed from
-    # Python scalars is: it meets a tensor on any device (``v + axis_index`` on a GPU).
-    return np.int32(_comm("axis_index", axis_name, size).rank)
+    index = np.asarray(_comm("axis_index", axis_name, size).rank, np.int32)
+    device = get_default_device()  # no operands: made where new tensors go
+    return index if device is host_device() else device.put(index)
 
 
 universal_impls[pc.axis_index_p] = _axis_index_impl

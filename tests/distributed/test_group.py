@@ -163,7 +163,7 @@ def fake():
 
 def test_every_collective_and_a_ddp_step_on_a_second_device(group, fake):
     # The one-rank NCCL test's body, with the local group and the fake device: results
-    # stay on the operands' device (axis_index is a scalar of no device, so it meets them).
+    # stay on the operands' device.
     mesh = ft.distributed.Mesh(("d",))
     x = ft.asarray(np.arange(6.0, dtype=np.float32).reshape(2, 3), device=fake)
     want = np.arange(6.0, dtype=np.float32).reshape(2, 3)
@@ -179,7 +179,8 @@ def test_every_collective_and_a_ddp_step_on_a_second_device(group, fake):
         (lambda v: ft.ppermute(v, "d", [(0, 0)]), want),
     ]:
         for g in (f, ft.jit(f)):
-            got = g(x)
+            with ft.default_device(fake):  # where axis_index, of no operands, is made
+                got = g(x)
             assert got.device is fake
             np.testing.assert_allclose(np.asarray(got.to("cpu")), w)
     loss = ft.shard_map(lambda w, b: ft.pmean((b * w).sum(), "d"), mesh, (P(), P("d")), P())
