@@ -20,11 +20,16 @@ element's index is unflattened and dotted with the strides).
   elements per thread per step, at ``j, j + T, ..., j + (UNROLL-1) T`` (``T`` threads in
   the grid), so neighbouring threads touch neighbouring elements.
 - row (``reduce_rank > 0``): one warp per row (``ROWS_PER_BLOCK`` warps per block, rows
-  grid-strided). Each reduction is a pass over the row, lane ``l`` taking elements
-  ``l, l + 32, ...``; the lanes' partials combine by butterfly shuffles, so every lane
-  holds the row's value, which later passes and the outputs read. Full-shape outputs
-  are written in a last pass, per-row outputs by lane 0. argmax/argmin combine their
-  lanes' (value, index) partials by ``_arg_combine`` (the first best wins, as numpy).
+  grid-strided). Each reduction is a pass over the row in groups of ``VEC`` consecutive
+  elements, group ``g`` on lane ``g % 32`` (the last ``length % VEC`` elements one per
+  lane); a group's values are all computed before it is folded or stored, so its loads
+  and stores of ``v`` inputs and of the outputs merge into 16-byte accesses (a ``v``
+  input of a row kernel also has a row length divisible by ``VEC``: ``row_variant``).
+  The lanes' partials combine by butterfly shuffles, so every lane holds the row's
+  value, which later passes and the outputs read. Full-shape outputs are written in a
+  last pass, per-row outputs by lane 0. argmax/argmin combine their lanes' (value,
+  index) partials by ``_arg_combine`` (the first best wins, as numpy). On an H100 the
+  one-element-per-lane form reached half of PyTorch's softmax bandwidth (W3).
 
 >>> import numpy as np
 >>> from fntorch.lowering.spec import KernelSpec, KOp
@@ -123,6 +128,16 @@ def variant_of(arrays, n_in: int) -> str:
         else:
             out.append("g")
     return "".join(out)
+
+
+def row_variant(variant: str, length: int) -> str:
+    """A row kernel's variant: ``v`` inputs read as ``c`` unless the row length is a
+    multiple of ``VEC`` (only then does every row start 16-byte aligned).
+
+    >>> row_variant("vs", 1024), row_variant("vs", 1000), row_variant("vs", 1001)
+    ('vs', 'vs', 'cs')
+    """
+    return variant if length % VEC == 0 else variant.replace("v", "c")
 
 
 def _gpu_gen_class():
@@ -242,15 +257,10 @@ def _gpu_gen_class():
 
         def _store_values(self, j, vals, lead=False):
             b, B = self.b, self.B
-            from xdsl.dialects import llvm as xllvm
-
             for o, v in enumerate(vals):
                 dtype = self._out_dtype(o)
                 ptr = b.gep(self.data[self.n_in + o], j, B.mem_type(dtype))
-                if lead and np.dtype(dtype).name not in ("bool", "float16", "bfloat16"):
-                    b._add(xllvm.StoreOp(v, ptr, alignment=_group_align(dtype)))
-                else:
-                    self._store(v, ptr, dtype)
+                self._store_aligned(v, ptr, dtype, lead)
 
         def _grid_elementwise(self):
             b, B = self.b, self.B
@@ -295,6 +305,70 @@ def _gpu_gen_class():
             )
 
         # --------------------------------------------------------------- rows
+        def _groups(self, lane, length):
+            """(number of whole groups of VEC in a row, the group's element indices)."""
+            b, B = self.b, self.B
+            vec = b.const(VEC, B.i64)
+
+            def indices(g):
+                q = b.mul(g, vec)
+                return [q if k == 0 else b.add(q, b.const(k, B.i64)) for k in range(VEC)]
+
+            return b.sdiv(length, vec), indices
+
+        def _row_fold(self, lane, length, init, value, step):
+            """This lane's fold of ``step(state, x, e)`` over its elements of the row:
+            its groups (every ``value(e, lead)`` of a group before the group's steps),
+            then its element of the row's tail."""
+            b, B = self.b, self.B
+            groups, indices = self._groups(lane, length)
+            types = [v.type for v in init]
+            header, body, exit_ = b.new_block([B.i64, *types]), b.new_block(), b.new_block(types)
+            b.br(header, lane, *init)
+            b.set_block(header)
+            g, *st = header.args
+            b.cond_br(b.icmp("slt", g, groups), body, [], exit_, list(st))
+            b.set_block(body)
+            idx = indices(g)
+            xs = [value(e, k == 0) for k, e in enumerate(idx)]
+            for e, x in zip(idx, xs):
+                st = step(st, x, e)
+            b.br(header, b.add(g, b.const(WARP, B.i64)), *st)
+            b.set_block(exit_)
+            st = list(exit_.args)
+            e = b.add(b.mul(groups, b.const(VEC, B.i64)), lane)
+            tail, done = b.new_block(), b.new_block(types)
+            b.cond_br(b.icmp("slt", e, length), tail, [], done, st)
+            b.set_block(tail)
+            b.br(done, *step(st, value(e, False), e))
+            b.set_block(done)
+            return list(done.args)
+
+        def _row_groups(self, lane, length, values, write):
+            """``write(e, values(e, lead), lead)`` for this lane's elements of the row,
+            a group's values all computed before its writes."""
+            b, B = self.b, self.B
+            groups, indices = self._groups(lane, length)
+
+            def group(g):
+                idx = indices(g)
+                vals = [values(e, k == 0) for k, e in enumerate(idx)]
+                for k, (e, v) in enumerate(zip(idx, vals)):
+                    write(e, v, k == 0)
+
+            self._loop_step(lane, groups, b.const(WARP, B.i64), group)
+            e = b.add(b.mul(groups, b.const(VEC, B.i64)), lane)
+            self._if(b.icmp("slt", e, length), lambda: write(e, values(e, False), False))
+
+        def _store_aligned(self, v, ptr, dtype, lead):
+            """A store, carrying a group's alignment when ``lead`` (a group's first)."""
+            from xdsl.dialects import llvm as xllvm
+
+            if lead and np.dtype(dtype).name not in ("bool", "float16", "bfloat16"):
+                self.b._add(xllvm.StoreOp(v, ptr, alignment=_group_align(dtype)))
+            else:
+                self._store(v, ptr, dtype)
+
         def _shuffle(self, v, lane_mask):
             """``v`` of the lane ``lane ^ lane_mask`` (``shfl.sync.bfly``), any type."""
             b, B = self.b, self.B
@@ -357,7 +431,9 @@ def _gpu_gen_class():
             reductions = [j for j, op in enumerate(spec.ops) if op.prim in REDUCTIONS]
             full = [o for o, row in enumerate(spec.output_is_row) if not row]
             per_row = [o for o, row in enumerate(spec.output_is_row) if row]
-            wide = b.const(WARP, B.i64)
+            # A ``v`` input means rows of a length divisible by VEC (``row_variant``), so
+            # every group of the fresh, contiguous outputs starts 16-byte aligned too.
+            aligned = "v" in self.variant
 
             def unflat(t, sizes):
                 return self._unflatten(t, sizes) if sizes else []
@@ -365,13 +441,13 @@ def _gpu_gen_class():
             def row_body(row):
                 row_env: dict = {}
 
-                def at(e):
+                def at(e, lead=False):
                     flat = b.add(b.mul(row, length), e)
 
                     def idx():
                         return unflat(row, row_sizes) + unflat(e, red_sizes)
 
-                    return self._accessors(flat, idx)
+                    return self._accessors(flat, idx, lead)
 
                 def prepare(refs, index):
                     for j in sorted(_cone_of(spec, refs)):
@@ -387,21 +463,15 @@ def _gpu_gen_class():
                     prepare(op.args, row_index)
                     dtype = _operand_dtype(spec, op)
                     red = self.reducers[op.prim]
-                    init = red.init(b, dtype)
-                    types = [v.type for v in init]
-                    header = b.new_block([B.i64, *types])
-                    body_blk, exit_ = b.new_block(), b.new_block(types)
-                    b.br(header, lane, *init)
-                    b.set_block(header)
-                    e, *st = header.args
-                    b.cond_br(b.icmp("slt", e, length), body_blk, [], exit_, st)
-                    b.set_block(body_blk)
-                    load_input, index = at(e)
-                    x = self._eval(op.args[0], dict(row_env), load_input, index, dtype)
-                    st2 = red.step(b, list(st), x, e, dtype)
-                    b.br(header, b.add(e, wide), *st2)
-                    b.set_block(exit_)
-                    st = list(exit_.args)
+
+                    def value(e, lead, op=op, dtype=dtype):
+                        load_input, index = at(e, lead)
+                        return self._eval(op.args[0], dict(row_env), load_input, index, dtype)
+
+                    def fold(st, x, e, red=red, dtype=dtype):
+                        return red.step(b, list(st), x, e, dtype)
+
+                    st = self._row_fold(lane, length, red.init(b, dtype), value, fold)
                     for mask in (16, 8, 4, 2, 1):
                         if op.prim in ARG_REDUCTIONS:
                             other = [self._shuffle(v, mask) for v in st]
@@ -414,17 +484,22 @@ def _gpu_gen_class():
                     refs = [spec.outputs[o] for o in full]
                     prepare(refs, row_index)
 
-                    def write(e):
-                        load_input, index = at(e)
+                    def values(e, lead):
+                        load_input, index = at(e, lead)
                         env = dict(row_env)
-                        flat = b.add(b.mul(row, length), e)
-                        for o in full:
-                            dtype = self._out_dtype(o)
-                            v = self._eval(spec.outputs[o], env, load_input, index, dtype)
-                            ptr = b.gep(self.data[self.n_in + o], flat, B.mem_type(dtype))
-                            self._store(v, ptr, dtype)
+                        return [
+                            self._eval(spec.outputs[o], env, load_input, index, self._out_dtype(o))
+                            for o in full
+                        ]
 
-                    self._loop_step(lane, length, wide, write)
+                    def write(e, vals, lead):
+                        flat = b.add(b.mul(row, length), e)
+                        for o, v in zip(full, vals):
+                            dtype = self._out_dtype(o)
+                            ptr = b.gep(self.data[self.n_in + o], flat, B.mem_type(dtype))
+                            self._store_aligned(v, ptr, dtype, lead and aligned)
+
+                    self._row_groups(lane, length, values, write)
                 if per_row:
                     refs = [spec.outputs[o] for o in per_row]
                     prepare(refs, row_index)

@@ -78,7 +78,10 @@ class CudaKernel:
         work = rows if spec.reduce_rank else total
         if work == 0:
             return
-        fn = self.function(cg.variant_of(inputs, len(inputs)))
+        variant = cg.variant_of(inputs, len(inputs))
+        if spec.reduce_rank:
+            variant = cg.row_variant(variant, total // rows)
+        fn = self.function(variant)
         args = [np.uint64(a.data.ptr) for a in (*inputs, *outputs)]
         args += [np.int64(s) for s in sizes]
         for a in inputs:

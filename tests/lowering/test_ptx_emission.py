@@ -129,6 +129,22 @@ def test_elementwise_kernel_has_several_elements_per_thread(tmp_path):
     assert "ld.global.v4.b16" in half or "ld.global.v2.b32" in half or "ld.global.b64" in half
 
 
+def test_row_kernels_read_and_write_aligned_rows_in_16_byte_groups(tmp_path):
+    # softmax: the max pass, the sum pass and the write pass each read the row; with a
+    # ``v`` input (rows of a length divisible by VEC) each is a 16-byte vector load per
+    # group, and the output a 16-byte store
+    (spec,) = [
+        s for s in _specs_of(lambda a: ft.softmax(a, axis=-1), ft.ones((4, 8))) if s.reduce_rank
+    ]
+    aligned, unaligned = compile_all([cg.kernel_ir(spec, "v"), cg.kernel_ir(spec, "c")], tmp_path)
+    well_formed(aligned, row=True)
+    well_formed(unaligned, row=True)
+    assert aligned.count("ld.global.v4.f32") + aligned.count("ld.global.v4.b32") >= 3
+    assert "st.global.v4" in aligned
+    assert "v4" not in unaligned
+    assert cg.row_variant("vg", 1024) == "vg" and cg.row_variant("vg", 1022) == "cg"
+
+
 _CASES = {}
 for _c in all_cases():
     _CASES.setdefault(_c.prim, _c)
