@@ -52,6 +52,15 @@ def test_plans_that_touch_the_host_are_not_capturable():
     assert why == "a kernel step without a GPU form"
 
 
+def test_programs_that_move_much_data_per_launch_are_not_captured():
+    # one GELU-sized kernel over 4 Mi elements: 32 MiB in and out for one launch
+    x = np.zeros((1024, 4096), np.float32)
+    why = cuda_graphs.capturable(_plan(lambda v: ft.tanh(v) * 2.0, x), lambda st: True)
+    assert why is not None and why.startswith("its inputs and outputs (32 MiB)")
+    small = np.zeros((4, 8), np.float32)
+    assert cuda_graphs.capturable(_plan(lambda v: ft.tanh(v) * 2.0, small), lambda st: True) is None
+
+
 @pytest.mark.cuda
 def test_replayed_steps_equal_the_cpu_and_never_overwrite_earlier_results(gpu, monkeypatch):
     pytest.importorskip("cupy")
