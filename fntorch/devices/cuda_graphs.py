@@ -57,8 +57,8 @@ from .cuda_bf16 import BF16
 DEVICE_ONLY = frozenset(
     {
         "argmax", "argmin", "broadcast_in_dim", "concatenate", "conv_general_dilated",
-        "convert_element_type", "copy", "dot_general", "expand_dims", "gather",
-        "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "reduce_window_max",
+        "convert_element_type", "copy", "dot_general", "expand_dims", "gather", "iota",
+        "pad", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "reduce_window_max",
         "reduce_window_min", "reduce_window_sum", "reshape", "rev", "scatter_add",
         "select_n", "slice", "squeeze", "stop_gradient", "transpose",
     }
@@ -68,6 +68,10 @@ DEVICE_ONLY = frozenset(
 # program moving more than this many bytes per step runs step by step (H100: W2's GELU
 # on 1 GiB went 0.85 -> 2.2 ms replayed, W3/W4's rows on 256 MiB 0.31 -> 0.68 ms).
 BYTES_PER_STEP = 4 * 2**20
+# Library primitives whose Python-scalar operands become kernel arguments, never a
+# host-to-device copy: ``pad`` fills with its padding value (CuPy's ``fill``: a kernel
+# argument, or ``cudaMemsetAsync`` for zero). W11's compiled step pads 12 times.
+SCALAR_OPERANDS_OK = frozenset({"pad"})
 # Calls made step by step before a program is captured (the first call compiles and
 # warms cuBLAS; capturing then costs one more run).
 CAPTURE_AT_CALL = 2
@@ -106,7 +110,7 @@ def capturable(plan, kernel_step_supported) -> str | None:
         name = eqn.primitive.name
         if name not in DEVICE_ONLY:
             return f"library step {name!r}"
-        if any(isinstance(u, Literal) for u in eqn.inputs):
+        if name not in SCALAR_OPERANDS_OK and any(isinstance(u, Literal) for u in eqn.inputs):
             return f"library step {name!r} with a Python scalar operand"
     moved = sum(_nbytes(v.aval) for v in (*g.invars, *g.outvars))
     if moved > BYTES_PER_STEP * len(plan.steps):

@@ -44,6 +44,16 @@ def test_a_training_step_plan_is_capturable():
     assert cuda_graphs.capturable(_plan(_mlp_step, *_mlp_inputs(0)), lambda st: True) is None
 
 
+def test_pads_with_a_literal_value_and_iotas_are_capturable():
+    # W10's and W11's compiled steps: pad's value is a fill kernel's argument (no copy
+    # from the host), an iota a CuPy arange
+    x = np.ones((3, 4), np.float32)
+    plan = _plan(lambda v: ft.pad(v, ((1, 1), (0, 2))) * 2.0 + ft.arange(6.0), x)
+    assert "pad" in [getattr(st, "eqn", None) and st.eqn.primitive.name for st in plan.steps]
+    assert cuda_graphs.capturable(plan, lambda st: True) is None
+    assert {"pad", "iota"} <= cuda_graphs.DEVICE_ONLY
+
+
 def test_plans_that_touch_the_host_are_not_capturable():
     x = ft.arange(6.0)
     why = cuda_graphs.capturable(_plan(lambda v: ft.sort(v * 2.0), x), lambda st: True)
