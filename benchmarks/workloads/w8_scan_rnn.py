@@ -98,7 +98,7 @@ def _torch(inputs):
     xs = torch_array(inputs["xs"])
 
     def run():
-        h = torch.zeros(BATCH, HIDDEN)
+        h = torch.zeros(BATCH, HIDDEN, device=xs.device)
         for x in xs:
             h = torch.tanh(x @ p["wx"] + h @ p["wh"] + p["b"])
         loss = h.sum()
