@@ -305,8 +305,8 @@ def _gpu_gen_class():
             )
 
         # --------------------------------------------------------------- rows
-        def _groups(self, lane, length):
-            """(number of whole groups of VEC in a row, the group's element indices)."""
+        def _groups(self, length):
+            """(the number of whole groups of VEC in a row, ``g`` -> group g's indices)."""
             b, B = self.b, self.B
             vec = b.const(VEC, B.i64)
 
@@ -321,7 +321,7 @@ def _gpu_gen_class():
             its groups (every ``value(e, lead)`` of a group before the group's steps),
             then its element of the row's tail."""
             b, B = self.b, self.B
-            groups, indices = self._groups(lane, length)
+            groups, indices = self._groups(length)
             types = [v.type for v in init]
             header, body, exit_ = b.new_block([B.i64, *types]), b.new_block(), b.new_block(types)
             b.br(header, lane, *init)
@@ -348,7 +348,7 @@ def _gpu_gen_class():
             """``write(e, values(e, lead), lead)`` for this lane's elements of the row,
             a group's values all computed before its writes."""
             b, B = self.b, self.B
-            groups, indices = self._groups(lane, length)
+            groups, indices = self._groups(length)
 
             def group(g):
                 idx = indices(g)
