@@ -17,11 +17,12 @@ transposes what is recorded here (``backward``, ``grad``).
 
 from __future__ import annotations
 
+from ..fx import autocast as _autocast
 from ..fx import core
 from ..fx.cell import scopes as _cell_scopes
 from ..fx.core import EVAL_TRACE, Tensor, Tracer, _new_tensor, set_current_trace
 from ..fx.graph import GraphTrace, GraphTracer
-from ..transforms.ad import JVPTrace, JVPTracer, is_differentiable
+from ..transforms.ad import JVPTrace, JVPTracer, Zero, is_differentiable, jvp_rules
 from ._grad_mode import _grad_enabled
 
 
@@ -147,25 +148,53 @@ def _record(prim, args, params):
     if not _grad_enabled.get():
         return prim.bind(*[_untaped(a) for a in args], **params)
     tape = _current()
-    jvp = tape.jvp
-    ins = []
-    saved = []
+    primals, tangents, saved = [], [], []
     for a in args:
         if isinstance(a, TapeTensor) and a._tape is tape:
-            ins.append(JVPTracer(jvp, _primal(a), a._tangent))
+            primals.append(_primal(a))
+            tangents.append(a._tangent)
             saved.append(a)
         elif getattr(a, "_tape_leaf", False) is not False and a._taped:  # a cell
-            ins.append(JVPTracer(jvp, _primal(a), tape.leaf(a)))
+            primals.append(_primal(a))
+            tangents.append(tape.leaf(a))
             saved.append(a)
         else:
-            ins.append(_untaped(a))
+            primals.append(_untaped(a))
+            tangents.append(None)
             saved.append(_snapshot(a))
-    with set_current_trace(jvp):
-        out = prim.bind(*ins, **params)
     grad_fn = _GradFn(prim, params, saved)
+    if _autocast._open[0] or any(isinstance(p, Tracer) for p in primals):
+        # Under a jit trace or autocast: through the tape's JVP trace, which checks
+        # foreign tracers and lets autocast's bind see the operands.
+        ins = [p if t is None else JVPTracer(tape.jvp, p, t) for p, t in zip(primals, tangents)]
+        with set_current_trace(tape.jvp):
+            out = prim.bind(*ins, **params)
+        if prim.multiple_results:
+            return [_wrap(o, tape, grad_fn, i) for i, o in enumerate(out)]
+        return _wrap(out, tape, grad_fn, 0)
+    # Concrete operands: the jvp rule applied directly, as the JVP trace would apply it,
+    # without a tracer made per operand and per output (a taped op's fixed cost).
+    try:
+        rule = jvp_rules[prim]
+    except KeyError:
+        raise NotImplementedError(
+            f"primitive {prim.name!r} has no jvp rule (transform: {tape.jvp.transform_name})"
+        ) from None
+    tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
+    with set_current_trace(tape.graph):
+        out, tout = rule(primals, tangents, **params)
     if prim.multiple_results:
-        return [_wrap(o, tape, grad_fn, i) for i, o in enumerate(out)]
-    return _wrap(out, tape, grad_fn, 0)
+        return [_taped_value(o, t, tape, grad_fn, i) for i, (o, t) in enumerate(zip(out, tout))]
+    return _taped_value(out, tout, tape, grad_fn, 0)
+
+
+def _taped_value(primal, tangent, tape, grad_fn, index):
+    """An output of a recorded rule: a ``TapeTensor`` where its tangent is staged on the
+    tape, else the value itself (``_wrap`` for outputs that were never traced)."""
+    if isinstance(tangent, GraphTracer) and is_differentiable(primal):
+        value = primal if isinstance(primal, Tracer) else primal._value
+        return TapeTensor(value, tangent, tape, grad_fn, index)
+    return primal
 
 
 def _untaped(a):
