@@ -2,8 +2,9 @@
 
 While grad mode is on, eager dispatch (``fx.core.tape_hook``) hands this module an
 operation with a ``_taped`` operand (a cell with ``requires_grad``, or a ``TapeTensor``
-recorded from one). ``_record`` runs it through the tape's ``JVPTrace``, whose tangents
-are staged into one ``GraphTrace`` while the primals compute eagerly, and returns the
+recorded from one). ``_record`` applies its jvp rule as the tape's ``JVPTrace`` would
+(directly, on concrete operands), the tangents staged into one ``GraphTrace`` while the
+primals compute eagerly, and returns the
 outputs as ``TapeTensor``s: the value, its tangent on the tape and its ``_GradFn`` (the
 primitive and its operands, for ``create_graph``). The tape of the moment is a module
 global, or under ``ft.jit`` the cell scope's, staged onto the jit trace. ``autograd``
