@@ -2,9 +2,8 @@
 
 While grad mode is on, eager dispatch (``fx.core.tape_hook``) hands this module an
 operation with a ``_taped`` operand (a cell with ``requires_grad``, or a ``TapeTensor``
-recorded from one). ``_record`` applies its jvp rule as the tape's ``JVPTrace`` would
-(directly, on concrete operands), the tangents staged into one ``GraphTrace`` while the
-primals compute eagerly, and returns the
+recorded from one). ``_record`` runs it through the tape's ``JVPTrace``, whose tangents
+are staged into one ``GraphTrace`` while the primals compute eagerly, and returns the
 outputs as ``TapeTensor``s: the value, its tangent on the tape and its ``_GradFn`` (the
 primitive and its operands, for ``create_graph``). The tape of the moment is a module
 global, or under ``ft.jit`` the cell scope's, staged onto the jit trace. ``autograd``
@@ -18,12 +17,11 @@ transposes what is recorded here (``backward``, ``grad``).
 
 from __future__ import annotations
 
-from ..fx import autocast as _autocast
 from ..fx import core
 from ..fx.cell import scopes as _cell_scopes
 from ..fx.core import EVAL_TRACE, Tensor, Tracer, _new_tensor, set_current_trace
 from ..fx.graph import GraphTrace, GraphTracer
-from ..transforms.ad import JVPTrace, JVPTracer, Zero, is_differentiable, jvp_rules
+from ..transforms.ad import JVPTrace, JVPTracer, is_differentiable
 from ._grad_mode import _grad_enabled
 
 
@@ -149,53 +147,25 @@ def _record(prim, args, params):
     if not _grad_enabled.get():
         return prim.bind(*[_untaped(a) for a in args], **params)
     tape = _current()
-    primals, tangents, saved = [], [], []
+    jvp = tape.jvp
+    ins = []
+    saved = []
     for a in args:
         if isinstance(a, TapeTensor) and a._tape is tape:
-            primals.append(_primal(a))
-            tangents.append(a._tangent)
+            ins.append(JVPTracer(jvp, _primal(a), a._tangent))
             saved.append(a)
         elif getattr(a, "_tape_leaf", False) is not False and a._taped:  # a cell
-            primals.append(_primal(a))
-            tangents.append(tape.leaf(a))
+            ins.append(JVPTracer(jvp, _primal(a), tape.leaf(a)))
             saved.append(a)
         else:
-            primals.append(_untaped(a))
-            tangents.append(None)
+            ins.append(_untaped(a))
             saved.append(_snapshot(a))
+    with set_current_trace(jvp):
+        out = prim.bind(*ins, **params)
     grad_fn = _GradFn(prim, params, saved)
-    if _autocast._open[0] or any(isinstance(p, Tracer) for p in primals):
-        # Under a jit trace or autocast: through the tape's JVP trace, which checks
-        # foreign tracers and lets autocast's bind see the operands.
-        ins = [p if t is None else JVPTracer(tape.jvp, p, t) for p, t in zip(primals, tangents)]
-        with set_current_trace(tape.jvp):
-            out = prim.bind(*ins, **params)
-        if prim.multiple_results:
-            return [_wrap(o, tape, grad_fn, i) for i, o in enumerate(out)]
-        return _wrap(out, tape, grad_fn, 0)
-    # Concrete operands: the jvp rule applied directly, as the JVP trace would apply it,
-    # without a tracer made per operand and per output (a taped op's fixed cost).
-    try:
-        rule = jvp_rules[prim]
-    except KeyError:
-        raise NotImplementedError(
-            f"primitive {prim.name!r} has no jvp rule (transform: {tape.jvp.transform_name})"
-        ) from None
-    tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
-    with set_current_trace(tape.graph):
-        out, tout = rule(primals, tangents, **params)
     if prim.multiple_results:
-        return [_taped_value(o, t, tape, grad_fn, i) for i, (o, t) in enumerate(zip(out, tout))]
-    return _taped_value(out, tout, tape, grad_fn, 0)
-
-
-def _taped_value(primal, tangent, tape, grad_fn, index):
-    """An output of a recorded rule: a ``TapeTensor`` where its tangent is staged on the
-    tape, else the value itself (``_wrap`` for outputs that were never traced)."""
-    if isinstance(tangent, GraphTracer) and is_differentiable(primal):
-        value = primal if isinstance(primal, Tracer) else primal._value
-        return TapeTensor(value, tangent, tape, grad_fn, index)
-    return primal
+        return [_wrap(o, tape, grad_fn, i) for i, o in enumerate(out)]
+    return _wrap(out, tape, grad_fn, 0)
 
 
 def _untaped(a):
