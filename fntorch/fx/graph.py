@@ -158,6 +158,27 @@ class Graph:
         """The abstract values of the flat outputs."""
         return [v.aval for v in self.outvars]
 
+    def live(self, keep=None) -> Graph:
+        """This graph less the equations (and consts) its outputs never read;
+        ``keep(eqn)`` marks equations that stay regardless (ones with effects).
+
+        >>> import fntorch as ft
+        >>> g = ft.make_graph(lambda x: (ft.sin(x), ft.cos(x))[0])(ft.ones(3))
+        >>> [e.primitive.name for e in g.live().eqns]
+        ['sin']
+        """
+        live = {v.id for v in self.outvars if isinstance(v, Var)}
+        kept = []
+        for e in reversed(self.eqns):
+            if any(v.id in live for v in e.outputs) or (keep is not None and keep(e)):
+                kept.append(e)
+                live.update(v.id for v in e.inputs if isinstance(v, Var))
+        kept.reverse()
+        used = [(v, c) for v, c in zip(self.constvars, self.consts) if v.id in live]
+        return Graph(
+            list(self.invars), list(self.outvars), kept, [v for v, _ in used], [c for _, c in used]
+        )
+
     def __str__(self):
         return pp_graph(self)
 

@@ -158,19 +158,7 @@ def _fold(e: Eqn, ins, consts, limit):
 def dce(graph: Graph) -> Graph:
     """Drops equations (and constants) whose results are never used; an equation with
     effects (``Lowering.effects``: ``debug_callback``) always stays."""
-    live = {v.id for v in graph.outvars if isinstance(v, Var)}
-    kept = []
-    for e in reversed(graph.eqns):
-        if lowering_table[e.primitive].effects or any(v.id in live for v in e.outputs):
-            kept.append(e)
-            live.update(v.id for v in e.inputs if isinstance(v, Var))
-    kept.reverse()
-    cv, cs = [], []
-    for v, c in zip(graph.constvars, graph.consts):
-        if v.id in live:
-            cv.append(v)
-            cs.append(c)
-    return Graph(list(graph.invars), list(graph.outvars), kept, cv, cs)
+    return graph.live(keep=lambda e: lowering_table[e.primitive].effects)
 
 
 def outer_products(graph: Graph) -> Graph:

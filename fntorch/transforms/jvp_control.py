@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..fx import dtypes as dt
 from ..fx.core import ShapedArray, current_trace, get_aval, set_current_trace
-from ..fx.graph import Graph, GraphTrace, GraphTracer, Literal, Var, eval_graph
+from ..fx.graph import Graph, GraphTrace, GraphTracer, Literal, eval_graph
 from ..ops import _prims_control as pc
 from .ad import (
     Zero,
@@ -72,28 +72,15 @@ def _linearize_graph(g: Graph, primals, nonzero):
         with set_current_trace(lin):
             pouts, touts = jvp_flat(lambda xs: eval_graph(g, *xs), list(primals), tangents)
         outvars = [None if type(t) is Zero else lin.lift(t, "linearize") for t in touts]
-        lg = _live_part(lin.to_graph([]), outvars)
+        lg = lin.to_graph([])
+        # A tangent that dies inside (a stop_gradient of a max, as in relu) must not keep
+        # its residuals alive: the forward program would compute and store them for a
+        # linear program that never reads them.
+        lg.outvars = outvars
+        lg = lg.live()
     finally:
         lin.dead = True
     return pouts, lg
-
-
-def _live_part(lg: Graph, outvars) -> Graph:
-    """``lg`` with ``outvars`` as outputs, less the equations and consts they never read.
-
-    A tangent that dies inside the graph (a ``stop_gradient`` of a ``max``, as in
-    ``relu``) would otherwise keep its residuals alive: the forward program would
-    compute and store them for a linear program that never reads them.
-    """
-    live = {v.id for v in outvars if isinstance(v, Var)}
-    kept = []
-    for e in reversed(lg.eqns):  # tangent equations are pure: no effect keeps one alive
-        if any(v.id in live for v in e.outputs):
-            kept.append(e)
-            live.update(v.id for v in e.inputs if isinstance(v, Var))
-    kept.reverse()
-    used = [(v, c) for v, c in zip(lg.constvars, lg.consts) if v.id in live]
-    return Graph(list(lg.invars), outvars, kept, [v for v, _ in used], [c for _, c in used])
 
 
 def _split_jvp(g: Graph, nonzero, direct):
