@@ -389,8 +389,8 @@ def run_workload(
             try:
                 dt, faults, _ = _timed_call(framework, thunk)
             except Exception as e:  # a later call failing (after another's) hides nothing
-                res.error = f"{type(e).__name__} at call {len(res.times) + 2}: {e}"
-                res.error = res.error.splitlines()[0][:120]
+                why = f"{type(e).__name__} at call {len(res.times) + 2}: {e}"
+                res.error = why.splitlines()[0][:120]
                 res.times.clear()
                 live.remove(entry)
                 continue

@@ -85,7 +85,7 @@ class fused:  # noqa: N801 - used as a decorator
         if j is None:
             j = self.jits[key] = jit(_bind(self.fun, key[0], settings))
         present = [x for x in operands if x is not None]
-        return j.call_taped(present) if taped else j(*present)
+        return j._call_taped(present) if taped else j(*present)
 
 
 def _bind(fun, absent, settings):

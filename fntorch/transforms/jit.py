@@ -254,7 +254,7 @@ class JitFunction(_ArgumentKeys):
             debug_rules.check_jit_result(self.fun, args, kwargs, out, self._name)
         return out
 
-    def call_taped(self, args):
+    def _call_taped(self, args):
         """``self(*args)`` for flat tensor arguments of which one is on the tape (a
         ``TapeTensor`` or a cell that requires grad): recorded as one ``jit_call``, as
         ``_dispatch`` would, without first computing the signature of the compiled cache
