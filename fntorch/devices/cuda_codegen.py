@@ -28,8 +28,9 @@ element's index is unflattened and dotted with the strides).
   The lanes' partials combine by butterfly shuffles, so every lane holds the row's
   value, which later passes and the outputs read. Full-shape outputs are written in a
   last pass, per-row outputs by lane 0. argmax/argmin combine their lanes' (value,
-  index) partials by ``_arg_combine`` (the first best wins, as numpy). On an H100 the
-  one-element-per-lane form reached half of PyTorch's softmax bandwidth (W3).
+  index) partials by ``_arg_combine`` (the first best wins, as numpy). On an H100, W3's
+  softmax reached 1,700-2,040 GB/s this way over launch shapes, PyTorch's 2,850: the
+  row is read once per reduction pass.
 
 >>> import numpy as np
 >>> from fntorch.lowering.spec import KernelSpec, KOp
