@@ -30,7 +30,10 @@ element's index is unflattened and dotted with the strides).
   last pass, per-row outputs by lane 0. argmax/argmin combine their lanes' (value,
   index) partials by ``_arg_combine`` (the first best wins, as numpy). On an H100, W3's
   softmax reached 1,700-2,040 GB/s this way over launch shapes, PyTorch's 2,850: the
-  row is read once per reduction pass.
+  row is read once per reduction pass. So a row of ``G * 32 * VEC`` elements, ``G`` at
+  most ``REGISTER_GROUPS`` (the ``r<G>`` variant, ``row_variant``), is instead loaded
+  once: each lane's ``G`` groups at the start, unrolled, their values kept in registers
+  for every pass and the writes.
 
 >>> import numpy as np
 >>> from fntorch.lowering.spec import KernelSpec, KOp
@@ -58,6 +61,10 @@ ROWS_PER_BLOCK = 4  # warps (rows in flight) per block of a row kernel
 # GB/s, 8 -> 3,805, 32 -> 3,849, 64 -> 3,951 (95%), unbounded -> 3,723.
 GRID_PER_SM = 64
 ROW_GRID_PER_SM = 64
+# Rows of up to this many groups of VEC per lane (1,024 elements) are held in registers
+# (``row_variant``): 32 values a lane per input read, within the 255 registers a thread
+# has even for float64.
+REGISTER_GROUPS = 8
 # Reductions with a one-value state whose step also combines two partials.
 WARP_REDUCIBLE = frozenset(
     {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or"}
@@ -133,12 +140,19 @@ def variant_of(arrays, n_in: int) -> str:
 
 def row_variant(variant: str, length: int) -> str:
     """A row kernel's variant: ``v`` inputs read as ``c`` unless the row length is a
-    multiple of ``VEC`` (only then does every row start 16-byte aligned).
+    multiple of ``VEC`` (only then does every row start 16-byte aligned); ``r<G>``
+    appended when the row is ``G`` whole groups of ``VEC`` per lane, ``G`` at most
+    ``REGISTER_GROUPS``: the row is read once, into registers, for every pass.
 
     >>> row_variant("vs", 1024), row_variant("vs", 1000), row_variant("vs", 1001)
-    ('vs', 'vs', 'cs')
+    ('vsr8', 'vs', 'cs')
+    >>> row_variant("g", 256), row_variant("g", 4096)
+    ('gr2', 'g')
     """
-    return variant if length % VEC == 0 else variant.replace("v", "c")
+    if length % VEC:
+        variant = variant.replace("v", "c")
+    groups, rest = divmod(length, WARP * VEC)
+    return f"{variant}r{groups}" if rest == 0 and 0 < groups <= REGISTER_GROUPS else variant
 
 
 def _gpu_gen_class():
@@ -146,6 +160,8 @@ def _gpu_gen_class():
 
     class _GpuGen(_Gen):
         """Builds one variant of one spec as an NVPTX kernel (see the module doc)."""
+
+        row_groups = 0  # > 0: each lane holds that many groups of VEC of its row
 
         def _sreg(self, name):
             B = self.B
@@ -450,6 +466,24 @@ def _gpu_gen_class():
 
                     return self._accessors(flat, idx, lead)
 
+                # A row held in registers (``row_groups`` > 0): this lane's elements, each
+                # with its accessors (loads memoized) and its values (``env``), made once
+                # and read by every pass, all in straight-line code.
+                slots = []
+                for g in range(self.row_groups):
+                    base = b.add(b.mul(lane, b.const(VEC, B.i64)), b.const(g * WARP * VEC, B.i64))
+                    for q in range(VEC):
+                        e = b.add(base, b.const(q, B.i64)) if q else base
+                        slots.append((e, q == 0, *at(e, q == 0), {}))
+
+                def in_registers(ref, dtype):
+                    """``ref``'s value at each of this lane's elements (register rows)."""
+                    out = []
+                    for _, _, load_input, index, env in slots:
+                        env.update(row_env)
+                        out.append(self._eval(ref, env, load_input, index, dtype))
+                    return out
+
                 def prepare(refs, index):
                     for j in sorted(_cone_of(spec, refs)):
                         fresh = j not in row_env and spec.ops[j].prim not in REDUCTIONS
@@ -472,7 +506,12 @@ def _gpu_gen_class():
                     def fold(st, x, e, red=red, dtype=dtype):
                         return red.step(b, list(st), x, e, dtype)
 
-                    st = self._row_fold(lane, length, red.init(b, dtype), value, fold)
+                    if slots:
+                        st = red.init(b, dtype)
+                        for (e, *_), x in zip(slots, in_registers(op.args[0], dtype)):
+                            st = fold(st, x, e)
+                    else:
+                        st = self._row_fold(lane, length, red.init(b, dtype), value, fold)
                     for mask in (16, 8, 4, 2, 1):
                         if op.prim in ARG_REDUCTIONS:
                             other = [self._shuffle(v, mask) for v in st]
@@ -500,7 +539,12 @@ def _gpu_gen_class():
                             ptr = b.gep(self.data[self.n_in + o], flat, B.mem_type(dtype))
                             self._store_aligned(v, ptr, dtype, lead and aligned)
 
-                    self._row_groups(lane, length, values, write)
+                    if slots:
+                        outs = [in_registers(spec.outputs[o], self._out_dtype(o)) for o in full]
+                        for s, (e, lead, *_) in enumerate(slots):
+                            write(e, [vs[s] for vs in outs], lead)
+                    else:
+                        self._row_groups(lane, length, values, write)
                 if per_row:
                     refs = [spec.outputs[o] for o in per_row]
                     prepare(refs, row_index)
@@ -531,17 +575,27 @@ def kernel_module(spec: KernelSpec, variant: str, name: str = FUNCTION_NAME):
     >>> "llvm.func" in str(kernel_module(spec, "v"))
     True
     """
-    if len(variant) != len(spec.input_dtypes) or set(variant) - set("vcsg"):
+    letters, r, groups = variant.partition("r")
+    fits = not r or (groups.isdigit() and 0 < int(groups) <= REGISTER_GROUPS)
+    if len(letters) != len(spec.input_dtypes) or set(letters) - set("vcsg") or not fits:
         raise ValueError(
             f"cuda_codegen.kernel_module: variant must be one of 'v', 'c', 's', 'g' per input "
-            f"({len(spec.input_dtypes)} inputs), got {variant!r}"
+            f"({len(spec.input_dtypes)} inputs), then optionally 'r<groups>' (1 to "
+            f"{REGISTER_GROUPS}) for a row kernel, got {variant!r}"
+        )
+    if r and not spec.reduce_rank:
+        raise ValueError(
+            f"cuda_codegen.kernel_module: variant {variant!r} holds rows in registers, but "
+            f"the kernel {spec.key()!r} has no reduction"
         )
     if not supports(spec):
         raise NotImplementedError(
             f"cuda_codegen.kernel_module: no GPU form for the kernel {spec.key()!r} "
             f"(supported reductions: {sorted(WARP_REDUCIBLE | ARG_REDUCTIONS)})"
         )
-    return _gpu_gen_class()(spec, variant, (), name).build().module
+    gen = _gpu_gen_class()(spec, letters, (), name)
+    gen.row_groups = int(groups or 0)
+    return gen.build().module
 
 
 def kernel_ir(spec: KernelSpec, variant: str, name: str = FUNCTION_NAME) -> str:

@@ -142,7 +142,32 @@ def test_row_kernels_read_and_write_aligned_rows_in_16_byte_groups(tmp_path):
     assert aligned.count("ld.global.v4.f32") + aligned.count("ld.global.v4.b32") >= 3
     assert "st.global.v4" in aligned
     assert "v4" not in unaligned
-    assert cg.row_variant("vg", 1024) == "vg" and cg.row_variant("vg", 1022) == "cg"
+    assert cg.row_variant("vg", 1028) == "vg" and cg.row_variant("vg", 1022) == "cg"
+
+
+def test_rows_of_whole_groups_are_read_once_into_registers(tmp_path):
+    # A row of G groups of VEC per lane (G <= REGISTER_GROUPS): each lane loads its G
+    # groups once, and the passes (max, sum, write) read the registers: softmax's PTX
+    # has G vector loads of the input, where the streaming form loads once per pass.
+    (spec,) = [
+        s for s in _specs_of(lambda a: ft.softmax(a, axis=-1), ft.ones((4, 1024))) if s.reduce_rank
+    ]
+    assert cg.row_variant("v", 1024) == "vr8" and cg.row_variant("c", 4096) == "c"
+    held, held_c, streamed = compile_all(
+        [cg.kernel_ir(spec, "vr8"), cg.kernel_ir(spec, "cr2"), cg.kernel_ir(spec, "v")], tmp_path
+    )
+    for ptx in (held, held_c, streamed):
+        well_formed(ptx, row=True)
+    vector_loads = held.count("ld.global.v4.f32") + held.count("ld.global.v4.b32")
+    assert vector_loads == 8 and held.count("st.global.v4") == 8
+    assert held_c.count("ld.global") == 2 * cg.VEC and "v4" not in held_c
+    # the streaming form: a loop per pass, each with its own load of the row
+    assert streamed.count("ld.global.v4") == 3
+    with pytest.raises(ValueError, match="r<groups>"):
+        cg.kernel_module(spec, "vr9")
+    (ew,) = _specs_of(lambda a: a * 2.0, ft.ones(4))
+    with pytest.raises(ValueError, match="no reduction"):
+        cg.kernel_module(ew, "vr1")
 
 
 _CASES = {}
@@ -173,7 +198,8 @@ def test_every_kernel_primitive_emits_ptx(data, tmp_path_factory):
                 if not cg.supports(spec):
                     continue
                 n = len(spec.input_dtypes)
-                for variant in ("v" * n, "g" * n):
+                held = ("v" * n + "r1",) if spec.reduce_rank else ()  # registers
+                for variant in ("v" * n, "g" * n, *held):
                     irs.append(cg.kernel_ir(spec, variant))
                     names.append(f"{prim.name}[{np.dtype(dtype).name},{variant}]")
     assert len({n.split("[")[0] for n in names}) >= 0.8 * len(KERNEL_PRIMS)
