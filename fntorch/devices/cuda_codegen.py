@@ -11,8 +11,10 @@ then the outputs, the iteration space's sizes and every input's byte strides (it
 order). Outputs are C-contiguous (full outputs of the iteration shape, per-row outputs
 of the row shape). Each input has a *variant* letter, part of the cache key: ``c``
 (C-contiguous: ``p[j]``), ``v`` (C-contiguous and 16-byte aligned), ``s`` (one element:
-loaded once per thread) or ``g`` (any strides, broadcasts and transposes included: the
-element's index is unflattened and dotted with the strides).
+loaded once per thread), ``g`` (any strides, broadcasts and transposes included: the
+element's index is unflattened and dotted with the strides) or, in a row kernel, ``w``
+and ``u`` (one row read by every row, a weight or bias: ``p[e]`` at the element's place
+``e`` in its row, aligned or not).
 
 - elementwise (``reduce_rank == 0``): a grid-stride loop. With every input ``v`` or
   ``s``, each thread takes groups of ``VEC`` consecutive elements (16-byte vector loads
@@ -116,16 +118,21 @@ def _address(a) -> int:
     return data.ptr if hasattr(data, "ptr") else a.ctypes.data  # CuPy's, else numpy's
 
 
-def variant_of(arrays, n_in: int) -> str:
+def variant_of(arrays, n_in: int, row_dims: int = 0) -> str:
     """One letter per input array (shaped as the iteration space): ``s`` one element
     (or one broadcast everywhere), ``v`` C-contiguous at a 16-byte-aligned address, ``c``
-    C-contiguous, ``g`` anything else.
+    C-contiguous; for a row kernel (``row_dims`` > 0 leading row dimensions), ``w`` one
+    row read by every row (stride 0 across rows: a layer norm's weight), C-contiguous
+    within it at a 16-byte-aligned address, ``u`` the same unaligned; ``g`` anything else.
 
     >>> a = np.zeros((2, 4), np.float32)
     >>> variant_of([a, a[:, ::2], np.zeros((1, 1))], 3)
     'vgs'
     >>> variant_of([a.reshape(-1)[1:7]], 1), variant_of([np.broadcast_to(np.float32(1), (4, 5))], 1)
     ('c', 's')
+    >>> w = np.broadcast_to(np.ones(4, np.float32), (3, 4))
+    >>> variant_of([w, w[:, 1:]], 2, row_dims=1), variant_of([w], 1)
+    ('wu', 'g')
     """
     out = []
     for a in arrays[:n_in]:
@@ -133,24 +140,39 @@ def variant_of(arrays, n_in: int) -> str:
             out.append("s")
         elif a.flags.c_contiguous:
             out.append("v" if _address(a) % 16 == 0 else "c")
+        elif row_dims and _one_row(a, row_dims):
+            out.append("w" if _address(a) % 16 == 0 else "u")
         else:
             out.append("g")
     return "".join(out)
 
 
+def _one_row(a, row_dims: int) -> bool:
+    """Whether ``a`` is one C-contiguous row broadcast over its ``row_dims`` leading
+    dimensions."""
+    if any(a.strides[:row_dims]):
+        return False
+    expect = a.itemsize
+    for n, st in zip(reversed(a.shape[row_dims:]), reversed(a.strides[row_dims:])):
+        if n != 1 and st != expect:
+            return False
+        expect *= n
+    return True
+
+
 def row_variant(variant: str, length: int) -> str:
-    """A row kernel's variant: ``v`` inputs read as ``c`` unless the row length is a
-    multiple of ``VEC`` (only then does every row start 16-byte aligned); ``r<G>``
+    """A row kernel's variant: ``v`` (``w``) inputs read as ``c`` (``u``) unless the row
+    length is a multiple of ``VEC`` (only then does every row start 16-byte aligned); ``r<G>``
     appended when the row is ``G`` whole groups of ``VEC`` per lane, ``G`` at most
     ``REGISTER_GROUPS``: the row is read once, into registers, for every pass.
 
     >>> row_variant("vs", 1024), row_variant("vs", 1000), row_variant("vs", 1001)
     ('vsr8', 'vs', 'cs')
-    >>> row_variant("g", 256), row_variant("g", 4096)
-    ('gr2', 'g')
+    >>> row_variant("g", 256), row_variant("g", 4096), row_variant("vw", 6)
+    ('gr2', 'g', 'cu')
     """
     if length % VEC:
-        variant = variant.replace("v", "c")
+        variant = variant.replace("v", "c").replace("w", "u")
     groups, rest = divmod(length, WARP * VEC)
     return f"{variant}r{groups}" if rest == 0 and 0 < groups <= REGISTER_GROUPS else variant
 
@@ -211,9 +233,10 @@ def _gpu_gen_class():
             b.br(done)
             b.set_block(done)
 
-        def _accessors(self, flat, idx_of, lead=False):
+        def _accessors(self, flat, idx_of, lead=False, inner=None):
             """(load_input, index) at flat element ``flat``; ``idx_of()`` its index;
-            ``lead``: ``flat`` starts a group of ``VEC`` (aligned loads of ``v`` inputs)."""
+            ``lead``: ``flat`` starts a group of ``VEC`` (aligned loads of ``v`` and ``w``
+            inputs); ``inner``: its position in its row (row kernels' ``w``/``u`` inputs)."""
             b, B, spec = self.b, self.B, self.spec
             memo: dict = {}
 
@@ -228,9 +251,11 @@ def _gpu_gen_class():
                 cls, dtype = self.variant[i], spec.input_dtypes[i]
                 if cls == "s":
                     v = self.pre[i]
-                elif cls in "cv":
-                    ptr = b.gep(self.data[i], flat, B.mem_type(dtype))
-                    v = self._load(ptr, dtype, _group_align(dtype) if lead and cls == "v" else None)
+                elif cls in "cvwu":
+                    at = flat if cls in "cv" else inner
+                    ptr = b.gep(self.data[i], at, B.mem_type(dtype))
+                    align = _group_align(dtype) if lead and cls in "vw" else None
+                    v = self._load(ptr, dtype, align)
                 else:
                     v = self._load(self._offset(self.data[i], idx(), self.in_strides[i]), dtype)
                 memo[i] = v
@@ -448,9 +473,10 @@ def _gpu_gen_class():
             reductions = [j for j, op in enumerate(spec.ops) if op.prim in REDUCTIONS]
             full = [o for o, row in enumerate(spec.output_is_row) if not row]
             per_row = [o for o, row in enumerate(spec.output_is_row) if row]
-            # A ``v`` input means rows of a length divisible by VEC (``row_variant``), so
-            # every group of the fresh, contiguous outputs starts 16-byte aligned too.
-            aligned = "v" in self.variant
+            # A ``v`` or ``w`` input means rows of a length divisible by VEC
+            # (``row_variant``), so every group of the fresh, contiguous outputs starts
+            # 16-byte aligned too.
+            aligned = bool(set(self.variant) & set("vw"))
 
             def unflat(t, sizes):
                 return self._unflatten(t, sizes) if sizes else []
@@ -464,7 +490,7 @@ def _gpu_gen_class():
                     def idx():
                         return unflat(row, row_sizes) + unflat(e, red_sizes)
 
-                    return self._accessors(flat, idx, lead)
+                    return self._accessors(flat, idx, lead, inner=e)
 
                 # A row held in registers (``row_groups`` > 0): this lane's elements, each
                 # with its accessors (loads memoized) and its values (``env``), made once
@@ -577,16 +603,16 @@ def kernel_module(spec: KernelSpec, variant: str, name: str = FUNCTION_NAME):
     """
     letters, r, groups = variant.partition("r")
     fits = not r or (groups.isdigit() and 0 < int(groups) <= REGISTER_GROUPS)
-    if len(letters) != len(spec.input_dtypes) or set(letters) - set("vcsg") or not fits:
+    if len(letters) != len(spec.input_dtypes) or set(letters) - set("vcsgwu") or not fits:
         raise ValueError(
-            f"cuda_codegen.kernel_module: variant must be one of 'v', 'c', 's', 'g' per input "
-            f"({len(spec.input_dtypes)} inputs), then optionally 'r<groups>' (1 to "
-            f"{REGISTER_GROUPS}) for a row kernel, got {variant!r}"
+            f"cuda_codegen.kernel_module: variant must be one of 'v', 'c', 's', 'g' (a row "
+            f"kernel's also 'w', 'u') per input ({len(spec.input_dtypes)} inputs), then "
+            f"optionally 'r<groups>' (1 to {REGISTER_GROUPS}) for a row kernel, got {variant!r}"
         )
-    if r and not spec.reduce_rank:
+    if (r or set(letters) & set("wu")) and not spec.reduce_rank:
         raise ValueError(
-            f"cuda_codegen.kernel_module: variant {variant!r} holds rows in registers, but "
-            f"the kernel {spec.key()!r} has no reduction"
+            f"cuda_codegen.kernel_module: variant {variant!r} is a row kernel's, but the "
+            f"kernel {spec.key()!r} has no reduction"
         )
     if not supports(spec):
         raise NotImplementedError(

@@ -78,7 +78,7 @@ class CudaKernel:
         work = rows if spec.reduce_rank else total
         if work == 0:
             return
-        variant = cg.variant_of(inputs, len(inputs))
+        variant = cg.variant_of(inputs, len(inputs), m if spec.reduce_rank else 0)
         if spec.reduce_rank:
             variant = cg.row_variant(variant, total // rows)
         fn = self.function(variant)

@@ -170,6 +170,32 @@ def test_rows_of_whole_groups_are_read_once_into_registers(tmp_path):
         cg.kernel_module(ew, "vr1")
 
 
+def test_a_row_read_by_every_row_is_loaded_in_16_byte_groups(tmp_path):
+    # layer norm's weight and bias: broadcast over the rows, contiguous within one (``w``);
+    # read by position in the row, 16-byte vector loads like the row's own, where the
+    # general form (``g``) loads them one element at a time
+    def layernorm(v, w, b):
+        mu = ft.mean(v, axis=-1, keepdims=True)
+        d = v - mu
+        return d * ft.rsqrt(ft.mean(d * d, axis=-1, keepdims=True) + 1e-5) * w + b
+
+    x, w = np.ones((4, 1024), np.float32), np.ones(1024, np.float32)
+    (spec,) = [s for s in _specs_of(layernorm, x, w, w) if s.reduce_rank]
+    wb = np.broadcast_to(w, x.shape)
+    assert cg.variant_of([x, wb, wb[:, 1:]], 3, row_dims=1) == "vwu"
+    assert cg.variant_of([x, wb], 2) == "vg"  # an elementwise kernel has no rows
+    assert cg.row_variant("vww", 1024) == "vwwr8"
+    rows, general = compile_all(
+        [cg.kernel_ir(spec, "vwwr8"), cg.kernel_ir(spec, "vggr8")], tmp_path
+    )
+    well_formed(rows, row=True)
+    assert rows.count("ld.global.v4") == 3 * 8 and rows.count("ld.global") == 3 * 8
+    assert general.count("ld.global.v4") == 8 and general.count("ld.global") == 8 + 2 * 32
+    (ew,) = _specs_of(lambda a: a * 2.0, ft.ones(4))
+    with pytest.raises(ValueError, match="no reduction"):
+        cg.kernel_module(ew, "w")
+
+
 _CASES = {}
 for _c in all_cases():
     _CASES.setdefault(_c.prim, _c)
