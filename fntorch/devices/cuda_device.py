@@ -104,17 +104,16 @@ def _register_all() -> str | None:
     if count == 0:
         return NO_GPU.format(why="0 devices")
     from . import cuda_impls as impls
+    from .cuda_launch import fast_binaries
     from .cuda_target import CudaTarget
 
     impls.build_impls(cp, cuda_impls)
-    # x * 2.0 and x + y of float CuPy buffers straight to CuPy (W1: eager dispatch)
-    register_fast_binary(
-        cp.ndarray,
-        {"add": cp.add, "sub": cp.subtract, "mul": cp.multiply, "truediv": cp.true_divide},
-    )
+    targets = [CudaTarget(cuda_impls, i) for i in range(count)]
+    # x * 2.0 and x + y of float CuPy buffers past the general path (W1: eager dispatch)
+    register_fast_binary(cp.ndarray, fast_binaries(cp, targets[0]))
     word_modules[cp.ndarray] = cp  # eager threefry in CuPy calls, not primitive binds
     for i in range(count):
-        dev = Device("cuda", i, cuda_impls, _put(i), _to_host, CudaTarget(cuda_impls, i))
+        dev = Device("cuda", i, cuda_impls, _put(i), _to_host, targets[i])
         # one buffer type, one device: cupy arrays belong to cuda:0 (see the docstring)
         register_device(dev, buffer_types=(cp.ndarray, bf16.Bf16Array) if i == 0 else ())
     return None

@@ -89,6 +89,42 @@ def test_eager_operators_fast_path_equals_the_general_path(gpu, dtype):
         np.testing.assert_array_equal(_host(got), _host(want))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_eager_operators_launch_fntorch_kernels_and_equal_cupy(gpu, dtype):
+    # cuda_launch.FastBinary: fntorch's kernel through cuLaunchKernel for contiguous
+    # same-shape operands and scalars, CuPy's ufunc for the rest; bit for bit CuPy's
+    from fntorch.devices.cpu_dispatch import _DEVICE_UFUNCS
+
+    fast = _DEVICE_UFUNCS[cp.ndarray]
+    rng = np.random.default_rng(1)
+    for shape in [(), (0,), (1,), (7,), (16,), (3, 5), (1000, 37)]:
+        a = rng.standard_normal(shape).astype(dtype)
+        b = (rng.standard_normal(shape) + 2.0).astype(dtype)
+        x, y = ft.asarray(a, device=gpu), ft.asarray(b, device=gpu)
+        xc, yc = cp.asarray(a), cp.asarray(b)
+        s = dtype(1.0001)
+        pairs = [
+            (x * 1.0001, xc * s), (1.0001 * x, s * xc), (x - 0.5, xc - dtype(0.5)),
+            (0.5 - x, dtype(0.5) - xc), (x / 3.0, xc / dtype(3)), (3.0 / y, dtype(3) / yc),
+            (x + y, xc + yc), (x - y, xc - yc), (x * y, xc * yc), (x / y, xc / yc),
+            (x * -0.0, xc * dtype(-0.0)), (x * 0.0, xc * dtype(0.0)),
+            (x + float("nan"), xc + dtype("nan")), (x + float("inf"), xc + dtype("inf")),
+        ]  # fmt: skip
+        for got, want in pairs:
+            assert got.dtype == dtype and got.shape == shape
+            np.testing.assert_array_equal(_host(got), cp.asnumpy(want))
+            assert np.array_equal(np.signbit(_host(got)), np.signbit(cp.asnumpy(want)))
+    assert any(k[0] == np.dtype(dtype).char for k in fast["mul"]._functions)  # ours ran
+    # strided and broadcast operands: CuPy's ufunc
+    x = ft.asarray(rng.standard_normal((4, 6)).astype(dtype), device=gpu)
+    xc = cp.asarray(x.numpy())
+    np.testing.assert_array_equal(_host(x.T * 2.0), cp.asnumpy(xc.T * dtype(2)))
+    np.testing.assert_array_equal(
+        _host(x[:, ::2] + x[:, 1::2]), cp.asnumpy(xc[:, ::2] + xc[:, 1::2])
+    )
+    np.testing.assert_array_equal(_host(x * x[0]), cp.asnumpy(xc * xc[0]))
+
+
 def test_only_the_documented_primitives_take_the_host(gpu):
     from fntorch.devices.cuda_device import cuda_impls
     from fntorch.devices.cuda_impls import host_primitives
