@@ -290,6 +290,27 @@ def _matmul(cp):
     return matmul
 
 
+def _grouped(x, groups):
+    """``x`` with its axes in the order of ``groups`` (lists of axes), each group merged
+    where it is a run of consecutive axes: merged first (in ``x``'s own axis order, a view
+    of a contiguous ``x``), then transposed, so a weight gradient's ``(batch, seq, d)``
+    contracted over its first two axes reaches cuBLAS as a transposed view, not a copy.
+    Other groupings transpose first (a reshape that copies where it must).
+
+    >>> x = np.zeros((2, 3, 4))
+    >>> g = _grouped(x, ([], [2], [0, 1]))
+    >>> g.shape, np.shares_memory(g, x)
+    ((4, 6), True)
+    """
+    runs = [list(g) for g in groups if g]
+    order = [d for g in groups for d in g]
+    if not all(g == list(range(g[0], g[0] + len(g))) for g in runs):
+        return x.transpose(order)
+    by_axis = sorted(range(len(runs)), key=lambda i: runs[i][0])
+    merged = x.reshape([math.prod(x.shape[d] for d in runs[i]) for i in by_axis])
+    return merged.transpose([by_axis.index(i) for i in range(len(runs))])
+
+
 def _dot_general(cp, matmul):
     def dot_general(lhs, rhs, *, dimension_numbers, preferred_element_type):
         # As one batched matrix product: (batch, free, contract) @ (batch, contract, free)
@@ -309,8 +330,8 @@ def _dot_general(cp, matmul):
             size(lhs.shape, lc),
             size(rhs.shape, rf),
         )
-        a = lhs.transpose((*lb, *lf, *lc)).reshape((nb, m, k) if lb else (m, k))
-        b = rhs.transpose((*rb, *rc, *rf)).reshape((nb, k, n) if rb else (k, n))
+        a = _grouped(lhs, (lb, lf, lc)).reshape((nb, m, k) if lb else (m, k))
+        b = _grouped(rhs, (rb, rc, rf)).reshape((nb, k, n) if rb else (k, n))
         out_shape = tuple(lhs.shape[i] for i in (*lb, *lf)) + tuple(rhs.shape[j] for j in rf)
         return matmul(a, b).reshape(out_shape)
 

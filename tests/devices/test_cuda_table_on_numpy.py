@@ -216,3 +216,29 @@ def test_sort_keys_keep_numpys_order_under_a_radix_sort():
     params = dict(dimension=0, is_stable=True, num_keys=1)
     got = sort_impl(_LikeCupy("like_cupy"))(keys, vals, **params)
     np.testing.assert_array_equal(got[1], cpu_impls[r.sort_p](keys, vals, **params)[1])
+
+
+def test_contractions_over_leading_axes_reach_the_product_as_views():
+    # A weight gradient: x (batch, seq, d_in) and dy (batch, seq, d_out) contracted over
+    # batch and seq. Merging the axes before transposing hands cuBLAS a transposed view
+    # of each (no copy kernel); the result is the CPU's.
+    from fntorch.devices.cuda_impls import _dot_general
+
+    seen = []
+
+    def matmul(a, b):
+        seen.append((a, b))
+        return np.matmul(a, b)
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    dy = rng.standard_normal((2, 3, 5)).astype(np.float32)
+    dims = (((0, 1), (0, 1)), ((), ()))
+    got = _dot_general(CP, matmul)(x, dy, dimension_numbers=dims, preferred_element_type=None)
+    np.testing.assert_allclose(got, np.einsum("bsi,bso->io", x, dy), rtol=1e-5)
+    ((a, b),) = seen
+    assert np.shares_memory(a, x) and np.shares_memory(b, dy)
+    # contracting axes out of order: still right (a transposing copy)
+    dims = (((1, 0), (1, 0)), ((), ()))
+    got = _dot_general(CP, matmul)(x, dy, dimension_numbers=dims, preferred_element_type=None)
+    np.testing.assert_allclose(got, np.einsum("bsi,bso->io", x, dy), rtol=1e-5)
