@@ -139,6 +139,24 @@ def narrow(cp, x) -> Bf16Array:
     return Bf16Array(_kernels(cp)[1](x.astype(F32, copy=False)))
 
 
+def to_device(cp, host):
+    """A host array (or scalar) on the current GPU: bfloat16 as ``from_host``, else a
+    CuPy copy. A 0-d array goes through a 1-element one: CuPy makes a 0-d array with
+    ``fill``, which writes zeros with a memset, so its -0.0 would arrive as +0.0.
+
+    >>> import pytest
+    >>> cp = pytest.importorskip("cupy")  # doctest: +SKIP
+    >>> bool(np.signbit(to_device(cp, np.float32(-0.0)).get()))  # doctest: +SKIP
+    True
+    """
+    host = np.asarray(host)
+    if host.dtype == BF16:
+        return from_host(cp, host)
+    if host.ndim == 0:
+        return cp.array(host.reshape(1), copy=True).reshape(())
+    return cp.array(host, copy=True)
+
+
 def from_host(cp, host) -> Bf16Array:
     """A host bfloat16 array on the current GPU (its bits copied)."""
     host = np.asarray(host)  # (np.ascontiguousarray would make a 0-d array 1-d)

@@ -28,7 +28,6 @@ import threading
 
 import numpy as np
 
-from ..fx import dtypes as dt
 from ..fx.core import Tensor
 from ..fx.device import Device, ImplTable, register_device, register_provider
 from ..ops._threefry import word_modules
@@ -67,11 +66,7 @@ def _put(index: int):
         cp = cupy()
         a = np.asarray(host_array)
         with cp.cuda.Device(index):
-            if a.dtype == dt.bfloat16:
-                return bf16.from_host(cp, a)
-            if a.ndim == 0:  # CuPy makes a 0-d float16 -0.0 into +0.0; a 1-d copy keeps it
-                return cp.array(a.reshape(1), copy=True)[0]
-            return cp.array(a, copy=True)
+            return bf16.to_device(cp, a)
 
     return put
 

@@ -57,7 +57,7 @@ from .cpu_fft import fft_impl
 from .cpu_linalg import conv_impl, reduce_window_impl
 from .cpu_reduce import cum_extreme_impls, scan_impls, sort_impl
 from .cpu_structural import float_to_int
-from .cuda_bf16 import Bf16Array, bf16_aware, from_host
+from .cuda_bf16 import Bf16Array, bf16_aware, to_device
 from .cuda_gemm import gemm
 from .cuda_indexing import indexing_impls
 from .xp_impls import xp_impls
@@ -359,8 +359,7 @@ def _control(cp) -> dict:
         a = buffer(a)
         if isinstance(a, (cp.ndarray, Bf16Array)):
             return a
-        host = np.asarray(a, v.aval.dtype)
-        return from_host(cp, host) if host.dtype == dt.bfloat16 else cp.asarray(host)
+        return to_device(cp, np.asarray(a, v.aval.dtype))
 
     def cond(index, *operands, branches):
         i = min(max(int(index), 0), len(branches) - 1)
@@ -403,7 +402,7 @@ def _through_host(cp, impl):
         if isinstance(o, (list, tuple)):
             return [back(x) for x in o]
         if isinstance(o, (np.ndarray, np.generic)):
-            return cp.asarray(np.asarray(o))
+            return to_device(cp, o)
         return o
 
     def run(*args, **params):

@@ -24,10 +24,9 @@ from __future__ import annotations
 import ctypes
 import threading
 
-import numpy as np
-
 from ..lowering.spec import KernelSpec, KOp
 from . import cuda_codegen as cg
+from .cuda_bf16 import to_device
 
 KERNEL_PRIMS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div"}
 _SCALAR_CACHE_SIZE = 256
@@ -110,7 +109,7 @@ class FastBinary:
                 if len(self._scalars) >= _SCALAR_CACHE_SIZE:
                     self._scalars.clear()
                 with self._cp.cuda.Device(self.target.index):
-                    s = self._scalars[key] = self._cp.asarray(np.asarray(value))
+                    s = self._scalars[key] = to_device(self._cp, value)
         return s
 
     def _function(self, dtype, variant: str):

@@ -31,7 +31,7 @@ from ..fx.graph import Literal
 from ..lowering.fusion import KernelStep
 from . import cuda_codegen as cg
 from . import cuda_graphs
-from .cuda_bf16 import BF16, Bf16Array, bits_of, from_host
+from .cuda_bf16 import BF16, Bf16Array, bits_of, to_device
 
 U16 = np.dtype(np.uint16)
 
@@ -257,7 +257,7 @@ def _on_device(cp, c):
     if isinstance(c, (cp.ndarray, Bf16Array)):
         return c
     host = np.asarray(c)
-    return from_host(cp, host) if host.dtype == BF16 else cp.asarray(host)
+    return to_device(cp, host)
 
 
 def _out_dtype(spec, o):

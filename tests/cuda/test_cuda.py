@@ -123,6 +123,11 @@ def test_eager_operators_launch_fntorch_kernels_and_equal_cupy(gpu, dtype):
         _host(x[:, ::2] + x[:, 1::2]), cp.asnumpy(xc[:, ::2] + xc[:, 1::2])
     )
     np.testing.assert_array_equal(_host(x * x[0]), cp.asnumpy(xc * xc[0]))
+    # CuPy fills a 0-d array made from the host with a memset for zeros, -0.0 included:
+    # fntorch's device constants go through a 1-element copy (cuda_bf16.to_device)
+    pos = ft.asarray(np.ones(5, dtype), device=gpu)
+    assert np.signbit(_host(ft.jit(lambda v: v * -0.0)(pos))).all()
+    assert np.signbit(_host(ft.asarray(dtype(-0.0), device=gpu)))
 
 
 def test_only_the_documented_primitives_take_the_host(gpu):
