@@ -111,9 +111,8 @@ def register_fast_binary(buffer_type: type, ufuncs: dict) -> None:
     truediv), as numpy buffers are. ``ufuncs`` must follow NEP 50 for numpy scalars of
     the buffer's dtype (a Python scalar is passed as one: fntorch's weak-scalar rule),
     and raise ValueError for shapes that do not broadcast. The CUDA device registers
-    ``cuda_launch.fast_binaries`` (its own kernels launched through the driver, CuPy's
-    ufuncs behind them): the general path's promotion, abstract evaluation and impl
-    lookup cost several microseconds a call in Python, more than the launch itself.
+    CuPy's: the general path's promotion, abstract evaluation and impl lookup cost
+    several microseconds a call in Python, more than CuPy's own launch.
 
     >>> class Buf(np.ndarray): ...
     >>> register_fast_binary(Buf, {"add": np.add, "sub": np.subtract, "mul": np.multiply,

@@ -90,12 +90,8 @@ def test_eager_operators_fast_path_equals_the_general_path(gpu, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
-def test_eager_operators_launch_fntorch_kernels_and_equal_cupy(gpu, dtype):
-    # cuda_launch.FastBinary: fntorch's kernel through cuLaunchKernel for contiguous
-    # same-shape operands and scalars, CuPy's ufunc for the rest; bit for bit CuPy's
-    from fntorch.devices.cpu_dispatch import _DEVICE_UFUNCS
-
-    fast = _DEVICE_UFUNCS[cp.ndarray]
+def test_eager_operators_equal_cupy_to_the_bit(gpu, dtype):
+    # the fast path at every shape, signed zeros and specials included
     rng = np.random.default_rng(1)
     for shape in [(), (0,), (1,), (7,), (16,), (3, 5), (1000, 37)]:
         a = rng.standard_normal(shape).astype(dtype)
@@ -114,8 +110,7 @@ def test_eager_operators_launch_fntorch_kernels_and_equal_cupy(gpu, dtype):
             assert got.dtype == dtype and got.shape == shape
             np.testing.assert_array_equal(_host(got), cp.asnumpy(want))
             assert np.array_equal(np.signbit(_host(got)), np.signbit(cp.asnumpy(want)))
-    assert any(k[0] == np.dtype(dtype).char for k in fast["mul"]._functions)  # ours ran
-    # strided and broadcast operands: CuPy's ufunc
+    # strided and broadcast operands
     x = ft.asarray(rng.standard_normal((4, 6)).astype(dtype), device=gpu)
     xc = cp.asarray(x.numpy())
     np.testing.assert_array_equal(_host(x.T * 2.0), cp.asnumpy(xc.T * dtype(2)))
