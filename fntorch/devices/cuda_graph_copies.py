@@ -154,7 +154,7 @@ class CopiesIn:
                 b = bufs[i]
                 if (
                     type(b) is ndarray
-                    and b.dtype is self.statics[i].dtype
+                    and b.dtype == self.statics[i].dtype
                     and b.nbytes == self._sizes[i]
                     and b.flags.c_contiguous
                 ):

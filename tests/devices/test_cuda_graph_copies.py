@@ -135,8 +135,18 @@ def test_inputs_and_results_are_copied_in_one_launch_per_chunk(fake, n):
         bufs[2] = wide[:, ::2]
     if n > 1 and specs[0][0] == ():
         bufs[0] = specs[0][1].type(-0.0)
-    copies_in(bufs, types.SimpleNamespace(ptr=0))
+    alone = []
+    real_copy_into = gc.copy_into
+    gc.copy_into = lambda cp, dst, src, stream: (
+        alone.append(1),
+        real_copy_into(cp, dst, src, stream),
+    )
+    try:
+        copies_in(bufs, types.SimpleNamespace(ptr=0))
+    finally:
+        gc.copy_into = real_copy_into
     assert len(launches) == -(-n // gc.CHUNK)
+    assert len(alone) == (n > 2) + (n > 1)  # only the strided input and the host scalar
     for static, b in zip(copies_in.statics, bufs):
         np.testing.assert_array_equal(np.asarray(static), np.asarray(b))
         assert np.signbit(np.asarray(static)).tolist() == np.signbit(np.asarray(b)).tolist()
