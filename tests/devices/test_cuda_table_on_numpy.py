@@ -242,3 +242,28 @@ def test_contractions_over_leading_axes_reach_the_product_as_views():
     dims = (((1, 0), (1, 0)), ((), ()))
     got = _dot_general(CP, matmul)(x, dy, dimension_numbers=dims, preferred_element_type=None)
     np.testing.assert_allclose(got, np.einsum("bsi,bso->io", x, dy), rtol=1e-5)
+
+
+def test_sums_over_leading_axes_are_one_product_with_ones(monkeypatch):
+    # bias gradients: a float sum over leading axes of a contiguous array is ones @ x (one
+    # cuBLAS call on a GPU); other sums, and other dtypes, are the array module's sum
+    from fntorch.ops import _prims_reduce as r
+
+    made = []
+    monkeypatch.setattr(
+        CP, "ones", lambda *a, **k: made.append(a) or np.ones(*a, **k), raising=False
+    )
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 8, 16)).astype(np.float32)
+    x[0, 0, 0], x[1, 0, 1] = np.inf, np.nan
+    impl = TABLE[r.reduce_sum_p]
+    for axes, product in [((0,), True), ((0, 1), True), ((1,), False), ((0, 2), False)]:
+        made.clear()
+        got, want = impl(x, axes=axes), cpu_impls[r.reduce_sum_p](x, axes=axes)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+        assert bool(made) == product, axes
+    made.clear()
+    ints = rng.integers(0, 9, (4, 16)).astype(np.int32)
+    np.testing.assert_array_equal(impl(ints, axes=(0,)), ints.sum(0))
+    assert not made
