@@ -115,3 +115,33 @@ def test_capture_is_on_by_default_and_off_when_asked(gpu, monkeypatch):
             np.testing.assert_allclose(f(x).numpy(), np.full(7, 3.5))
         prog = f.lower(x)._entry.program
         assert prog.graph_status.startswith(want), prog.graph_status
+
+
+@pytest.mark.cuda
+def test_hundreds_of_inputs_and_results_replay_through_batched_copies(gpu, monkeypatch):
+    # more than one gather-copy launch each way (cuda_graph_copies.CHUNK), mixed dtypes
+    # and sizes, a strided input (copied on its own) and a result that is an input
+    pytest.importorskip("cupy")
+    from fntorch.devices import cuda_graph_copies
+
+    monkeypatch.setenv("FNTORCH_CUDA_GRAPHS", "1")
+    n = cuda_graph_copies.CHUNK + 44
+    shapes = [(), (3,), (5, 7), (33,)]
+    dtypes = [np.float32, np.float64, np.int32, np.float32]
+
+    def inputs(seed):
+        r = np.random.default_rng(seed)
+        host = [(r.standard_normal(shapes[i % 4]) * 10).astype(dtypes[i % 4]) for i in range(n)]
+        xs = [ft.asarray(h).to(gpu) for h in host]
+        wide = np.zeros((5, 14), np.int32)
+        wide[:, ::2] = host[2]
+        xs[2] = ft.asarray(wide).to(gpu)[:, ::2]  # strided: copied on its own
+        return xs, host
+
+    f = ft.jit(lambda xs: [x * 2 + 1 if i % 3 else x for i, x in enumerate(xs)])
+    for seed in range(4):
+        xs, host = inputs(seed)
+        got = f(xs)
+        for i, (g, h) in enumerate(zip(got, host)):
+            np.testing.assert_array_equal(g.numpy(), h * 2 + 1 if i % 3 else h)
+    assert f.lower(inputs(0)[0])._entry.program.graph_status == "captured"
