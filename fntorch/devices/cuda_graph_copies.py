@@ -25,6 +25,8 @@ words when source, destination and size allow, else byte by byte.
 
 The kernel is CUDA C compiled by NVRTC through ``cupy.RawKernel`` (CuPy's own kernels
 need NVRTC too): a memory copy has no element math for the xDSL templates to share.
+Where it cannot be built, every buffer is copied with a call of its own, as before
+(``why_not`` says why).
 
 >>> layout([4, 1000, 0, 3])
 ([0, 256, 1280, 1280], 1536)
@@ -88,14 +90,22 @@ def layout(nbytes) -> tuple[list, int]:
     return offsets, max(end, ALIGN)
 
 
+why_not: list = []  # why the copy kernels could not be built, for a look at a GPU run
+
+
 @functools.cache
 def _kernels(cp, device: int):
-    """The two copy kernels' function handles on ``device`` (compiled once)."""
-    with cp.cuda.Device(device):
-        return tuple(
-            cp.RawKernel(_SOURCE, name).kernel.ptr
-            for name in ("fntorch_copy_in", "fntorch_copy_out")
-        )
+    """The two copy kernels' function handles on ``device`` (compiled once), or None
+    where NVRTC cannot build them: the copies are then one call per buffer, as before."""
+    try:
+        with cp.cuda.Device(device):
+            return tuple(
+                cp.RawKernel(_SOURCE, name).kernel.ptr
+                for name in ("fntorch_copy_in", "fntorch_copy_out")
+            )
+    except Exception as e:  # noqa: BLE001 - any failure to compile or load: the old path
+        why_not.append(f"{type(e).__name__}: {e}")
+        return None
 
 
 class _Launch:
@@ -127,9 +137,10 @@ class CopiesIn:
         ]
         self._sizes = sizes
         self._dst = [a.data.ptr for a in self.statics]
-        self._fn = _kernels(cp, cp.cuda.Device().id)[0]
+        fns = _kernels(cp, cp.cuda.Device().id)
+        self._fn = fns and fns[0]
         self._launches = []
-        for start in range(0, len(sizes), CHUNK):
+        for start in range(0, len(sizes) if self._fn else 0, CHUNK):
             part = slice(start, start + CHUNK)
             table = np.array(
                 [v for pair in zip(self._dst[part], sizes[part]) for v in pair], np.uint64
@@ -145,7 +156,7 @@ class CopiesIn:
     def __call__(self, bufs, stream) -> None:
         cp = self._cp
         ndarray, launch_kernel = cp.ndarray, cp.cuda.driver.launchKernel
-        alone = []
+        alone = [] if self._fn else list(range(len(self.statics)))
         for start, _table, launch, gx in self._launches:
             src = launch.values[0]
             n = launch.values[2].value
@@ -180,9 +191,11 @@ class CopiesOut:
         self._shapes = [(r.shape, r.dtype) for r in results]
         sizes = [r.nbytes for r in results]
         self._offsets, self._total = layout(sizes)
-        self._fn = _kernels(cp, cp.cuda.Device().id)[1]
+        fns = _kernels(cp, cp.cuda.Device().id)
+        self._fn = fns and fns[1]
+        self._results = None if self._fn else list(results)  # copied one by one
         self._launches = []
-        for start in range(0, len(results), CHUNK):
+        for start in range(0, len(results) if self._fn else 0, CHUNK):
             part = slice(start, start + CHUNK)
             rows = [
                 (r.data.ptr, o, n)
@@ -199,6 +212,11 @@ class CopiesOut:
         cp = self._cp
         if not self._shapes:
             return []
+        if self._results is not None:
+            outs = [cp.empty(r.shape, r.dtype) for r in self._results]
+            for out, r in zip(outs, self._results):
+                copy_into(cp, out, r, stream)
+            return outs
         block = cp.empty(self._total, np.uint8)
         base = block.data
         for _table, launch, gx in self._launches:

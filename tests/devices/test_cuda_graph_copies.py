@@ -170,3 +170,20 @@ def test_inputs_and_results_are_copied_in_one_launch_per_chunk(fake, n):
 def test_no_results_make_no_block(fake):
     cp, launches = fake
     assert gc.CopiesOut(cp, [])(types.SimpleNamespace(ptr=0)) == [] and not launches
+
+
+def test_without_the_kernels_every_buffer_is_copied_alone(fake, monkeypatch):
+    # NVRTC unable to build the kernels: the copies are one call per buffer, as before
+    cp, launches = fake
+    monkeypatch.setattr(gc, "_kernels", lambda cp, device: None)
+    specs = [((3,), np.dtype(np.float32)), ((), np.dtype(np.float64))]
+    copies_in = gc.CopiesIn(cp, specs)
+    bufs = [_wrap(np.arange(3, dtype=np.float32)), _wrap(np.float64(-0.0))]
+    copies_in(bufs, types.SimpleNamespace(ptr=0))
+    for static, b in zip(copies_in.statics, bufs):
+        np.testing.assert_array_equal(np.asarray(static), np.asarray(b))
+    outs = gc.CopiesOut(cp, bufs)(types.SimpleNamespace(ptr=0))
+    for o, b in zip(outs, bufs):
+        np.testing.assert_array_equal(np.asarray(o), np.asarray(b))
+        assert o.ctypes.data != b.ctypes.data
+    assert not launches
