@@ -157,6 +157,13 @@ def to_device(cp, host):
     return cp.array(host, copy=True)
 
 
+def as_device(cp, x):
+    """``x`` itself where it is on the GPU already (a CuPy or ``Bf16Array`` buffer), else
+    ``to_device``: what the impls use for operands that may be host values (a compiled
+    program's literal operands), where ``cupy.asarray`` would make -0.0 into +0.0."""
+    return x if isinstance(x, (cp.ndarray, Bf16Array)) else to_device(cp, x)
+
+
 def from_host(cp, host) -> Bf16Array:
     """A host bfloat16 array on the current GPU (its bits copied)."""
     host = np.asarray(host)  # (np.ascontiguousarray would make a 0-d array 1-d)

@@ -57,7 +57,7 @@ from .cpu_fft import fft_impl
 from .cpu_linalg import conv_impl, reduce_window_impl
 from .cpu_reduce import cum_extreme_impls, scan_impls, sort_impl
 from .cpu_structural import float_to_int
-from .cuda_bf16 import Bf16Array, bf16_aware, to_device
+from .cuda_bf16 import Bf16Array, as_device, bf16_aware, to_device
 from .cuda_gemm import gemm
 from .cuda_indexing import indexing_impls
 from .xp_impls import xp_impls
@@ -119,7 +119,7 @@ def _native(cp) -> dict:
     def signbit(x):  # the bit itself: CuPy's signbit does not read a NaN's sign
         if x.dtype.kind != "f":
             return x < 0
-        return cp.asarray(x).view(np.dtype(f"i{x.dtype.itemsize}")) < 0
+        return as_device(cp, x).view(np.dtype(f"i{x.dtype.itemsize}")) < 0
 
     def extreme(fn, prim, positive):
         # The CPU's rules on the device, with no host read: the identity over empty
@@ -151,7 +151,7 @@ def _native(cp) -> dict:
     )
 
     def convert(x, *, new_dtype):
-        x = cp.asarray(x)
+        x = as_device(cp, x)
         if dt.is_float(x.dtype) and dt.is_integer(new_dtype):
             return float_to_int(x, np.dtype(new_dtype), cp)  # saturating, as XLA's
         return x.astype(new_dtype)
@@ -167,7 +167,7 @@ def _native(cp) -> dict:
     impls[ps.iota_p] = iota
 
     def broadcast_in_dim(x, *, shape, broadcast_dimensions):
-        x = cp.asarray(x)
+        x = as_device(cp, x)
         if list(broadcast_dimensions) != sorted(broadcast_dimensions):
             order = sorted(range(x.ndim), key=lambda i: broadcast_dimensions[i])
             x = x.transpose(order)
@@ -188,7 +188,7 @@ def _native(cp) -> dict:
 
     def slice_(x, *, start_indices, limit_indices, strides):
         strides = strides or (1,) * len(start_indices)
-        return cp.asarray(x)[tuple(map(slice, start_indices, limit_indices, strides))]
+        return as_device(cp, x)[tuple(map(slice, start_indices, limit_indices, strides))]
 
     impls[ps.slice_p] = slice_
     impls[ps.concatenate_p] = lambda *xs, dimension: cp.concatenate(xs, axis=dimension)
@@ -198,10 +198,10 @@ def _native(cp) -> dict:
     def select_n(which, *cases):
         if len(cases) == 1:
             shape = cp.broadcast_shapes(cp.shape(which), cp.shape(cases[0]))
-            return cp.array(cp.broadcast_to(cases[0], shape))
+            return cp.array(cp.broadcast_to(as_device(cp, cases[0]), shape))
         if which.dtype == np.bool_:
             return cp.where(which, cases[1], cases[0])
-        choices = cp.stack(cp.broadcast_arrays(*[cp.asarray(c) for c in cases]))
+        choices = cp.stack(cp.broadcast_arrays(*[as_device(cp, c) for c in cases]))
         return cp.choose(which, choices, mode="clip")
 
     impls[ew.select_n_p] = select_n

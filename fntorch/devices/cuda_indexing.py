@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import _prims_indexing as pi
+from .cuda_bf16 import as_device
 
 # The dtypes cupyx.scatter_add takes (the rest go through the host).
 SCATTER_ADD_DTYPES = frozenset(map(np.dtype, ("float32", "float64", "int32", "uint32")))
@@ -63,7 +64,7 @@ def indexing_impls(cp, host_scatter_add) -> dict:
     def scatter_add(operand, *rest, axes):
         if operand.dtype not in SCATTER_ADD_DTYPES:
             return host_scatter_add(operand, *rest, axes=axes)
-        indices, updates = rest[:-1], cp.asarray(rest[-1])
+        indices, updates = rest[:-1], as_device(cp, rest[-1])
         out = operand.copy()
         if not axes:
             out += cp.broadcast_to(updates, out.shape).astype(out.dtype, copy=False)

@@ -267,3 +267,33 @@ def test_sums_over_leading_axes_are_one_product_with_ones(monkeypatch):
     ints = rng.integers(0, 9, (4, 16)).astype(np.int32)
     np.testing.assert_array_equal(impl(ints, axes=(0,)), ints.sum(0))
     assert not made
+
+
+class _FillsZerosWithMemset(_NumpyAsCupy):
+    """CuPy's habit: a 0-d array made from a host value is filled, and a zero fill is a
+    memset, so -0.0 arrives as +0.0."""
+
+    @staticmethod
+    def asarray(a, dtype=None):
+        if isinstance(a, np.ndarray):  # a device array here: returned as it is
+            return a if dtype is None else a.astype(dtype, copy=False)
+        a = np.asarray(a, dtype)
+        return np.zeros((), a.dtype) if a.ndim == 0 and a == 0 else a
+
+    def broadcast_to(self, a, shape):
+        return np.broadcast_to(self.asarray(a), shape)
+
+
+def test_host_literal_operands_keep_the_sign_of_zero():
+    # a compiled program's library steps get literal operands as host values
+    from fntorch.ops import _prims_elementwise as ew
+    from fntorch.ops import _prims_structural as ps
+
+    table = build_impls(_FillsZerosWithMemset("cupy_like"), {})
+    minus0 = np.float32(-0.0)
+    out = table[ps.broadcast_in_dim_p](minus0, shape=(3,), broadcast_dimensions=())
+    assert np.signbit(out).all()
+    out = table[ew.select_n_p](np.zeros(3, np.int32), minus0, np.float32(1.0))
+    assert np.signbit(out).all()
+    assert np.signbit(table[ew.select_n_p](np.zeros(3, np.bool_), minus0)).all()
+    assert np.signbit(table[ps.convert_element_type_p](-0.0, new_dtype=np.float32))
