@@ -25,7 +25,9 @@
 
 A group is *sealed* (closed to new ops) as soon as any other step reads one of its
 values; it is placed in the step order at that moment, which keeps the order a valid
-schedule: everything a group reads was produced by a step placed before it.
+schedule: everything a group reads was produced by a step placed before it. The one
+exception keeps that invariant: an elementwise op of a sealed group's shape that reads
+only that group's values still joins it (``sealed_source``).
 
 >>> import fntorch as ft
 >>> from fntorch.lowering.passes import run_passes
@@ -440,10 +442,35 @@ class _Partitioner:
             # Inputs from sealed groups are plain buffers.
             self.add(g, idx, e, level, absorbed, form)
             return
+        g = self.sealed_source(e)
+        if g is not None:
+            self.add(g, idx, e, FULL)
+            return
         self.seal_inputs(e)
         g = Group(tuple(e.outputs[0].aval.shape))
         self.open.append(g)
         self.add(g, idx, e, FULL)
+
+    def sealed_source(self, e: Eqn):
+        """The sealed elementwise group ``e`` can still join: one of its shape that holds
+        every operand ``e`` reads (as full values, through no view). The group runs
+        before every step that could read ``e``, so it may compute ``e`` too: an
+        optimizer's scalar step-count math, cut off from its group by the first
+        parameter-shaped op that reads it, stays one kernel instead of two per
+        parameter."""
+        found = None
+        for u in e.inputs:
+            if isinstance(u, Literal):
+                continue
+            g = self.group_of.get(u.id)
+            if g is None or not g.sealed or g.axes or g.level.get(u.id) != FULL:
+                return None
+            if u.id in self.views or (found is not None and g is not found):
+                return None
+            found = g
+        if found is None or tuple(e.outputs[0].aval.shape) != found.shape:
+            return None
+        return found
 
     # ----------------------------------------------------------------- reductions
 

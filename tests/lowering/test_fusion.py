@@ -117,6 +117,34 @@ def test_a_group_is_sealed_when_another_step_reads_it():
     np.testing.assert_allclose(np.asarray(jit(f)(x)), np.asarray(f(x)), rtol=1e-5)
 
 
+def test_a_sealed_group_still_computes_what_reads_only_its_own_values():
+    # Adam's scalar step math: sealed when the first parameter-shaped op reads it; the
+    # scalar ops after (neg, convert of the step size) read only its values, so the
+    # same kernel computes them, before every step that could read them.
+    opt = ft.optim.functional.adam(lr=1e-3)
+    p = {"w": T(4, 8), "b": T(8)}
+    state = opt.init(p)
+    g = {"w": T(4, 8), "b": T(8)}
+    plan = partition(run_passes(ft.make_graph(opt.update)(g, state, p)))
+    shapes = [tuple(s.logical_shape) for s in plan.steps if isinstance(s, KernelStep)]
+    assert sorted(shapes) == [(), (), (4, 8), (8,)]  # one scalar kernel per parameter
+    got = jit(opt.update)(g, state, p)
+    want = opt.update(g, state, p)
+    for a, b in zip(ft.tree.leaves(got), ft.tree.leaves(want)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+    # a sealed group is not joined by an op that also reads a later step's value
+    def f(x):
+        e = ft.exp(x)
+        m = e @ e  # reads e: the group of e is sealed
+        return (e + 1.0) * m
+
+    x = T(4, 4)
+    kinds = [type(s).__name__ for s in plan_of(f, x).steps]
+    assert kinds == ["KernelStep", "LibraryStep", "KernelStep"]
+    np.testing.assert_allclose(np.asarray(jit(f)(x)), np.asarray(f(x)), rtol=1e-5)
+
+
 @pytest.mark.parametrize("shape,axis", [((6, 5), -1), ((6, 5), 0), ((2, 3, 4), (0, 2))])
 def test_specs_agree_with_the_interpreter(shape, axis):
     """Every kernel spec of a plan, run by the interpreter and by the compiled program."""
