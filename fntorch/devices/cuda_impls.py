@@ -99,7 +99,7 @@ def _native(cp) -> dict:
     def reduce_sum(x, *, axes):
         # A float sum over leading axes of a contiguous array (bias gradients) as
         # ones @ x, one cuBLAS call, as the CPU's programs use gemv: CuPy's generic
-        # reduction took 13 us a call for W11's (1024, 128) sums on an H200.
+        # reduction took 13 us a call on average for W11's 35 such sums on an H200.
         k = len(axes)
         if (
             x.dtype in _COLUMN_SUM_DTYPES
