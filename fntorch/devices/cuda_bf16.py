@@ -144,9 +144,7 @@ def to_device(cp, host):
     CuPy copy. A 0-d array goes through a 1-element one: CuPy makes a 0-d array with
     ``fill``, which writes zeros with a memset, so its -0.0 would arrive as +0.0.
 
-    >>> import pytest
-    >>> cp = pytest.importorskip("cupy")  # doctest: +SKIP
-    >>> bool(np.signbit(to_device(cp, np.float32(-0.0)).get()))  # doctest: +SKIP
+    >>> bool(np.signbit(to_device(np, np.float32(-0.0))))  # numpy standing in for CuPy
     True
     """
     host = np.asarray(host)
@@ -160,7 +158,12 @@ def to_device(cp, host):
 def as_device(cp, x):
     """``x`` itself where it is on the GPU already (a CuPy or ``Bf16Array`` buffer), else
     ``to_device``: what the impls use for operands that may be host values (a compiled
-    program's literal operands), where ``cupy.asarray`` would make -0.0 into +0.0."""
+    program's literal operands), where ``cupy.asarray`` would make -0.0 into +0.0.
+
+    >>> a = np.ones(3)  # numpy standing in for CuPy
+    >>> as_device(np, a) is a, float(as_device(np, -0.0))
+    (True, -0.0)
+    """
     return x if isinstance(x, (cp.ndarray, Bf16Array)) else to_device(cp, x)
 
 

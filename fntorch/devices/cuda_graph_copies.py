@@ -39,7 +39,7 @@ import functools
 
 import numpy as np
 
-from .cuda_bf16 import to_device
+from .cuda_bf16 import as_device
 
 CHUNK = 256  # source pointers per launch (2 KiB of the 4 KiB of kernel parameters)
 ALIGN = 256
@@ -176,10 +176,7 @@ class CopiesIn:
             if n:
                 launch_kernel(self._fn, gx, n, 1, THREADS, 1, 1, 0, stream.ptr, launch.address, 0)
         for i in alone:
-            src = bufs[i]
-            copy_into(
-                cp, self.statics[i], src if type(src) is ndarray else to_device(cp, src), stream
-            )
+            copy_into(cp, self.statics[i], as_device(cp, bufs[i]), stream)
 
 
 class CopiesOut:

@@ -52,7 +52,7 @@ import threading
 import numpy as np
 
 from ..fx.graph import Literal
-from .cuda_bf16 import BF16, to_device
+from .cuda_bf16 import BF16, as_device
 from .cuda_graph_copies import CopiesIn, CopiesOut, copy_into
 
 # Library primitives whose CUDA impls are CuPy kernels and cuBLAS calls only, with no
@@ -151,11 +151,11 @@ class CapturedGraph:
         stream = cp.cuda.Stream(non_blocking=True)
         cp.cuda.Device().synchronize()  # the inputs were written on another stream
         with cp.cuda.using_allocator(pool.malloc), stream:
-            host = [b if isinstance(b, cp.ndarray) else np.asarray(b) for b in bufs]
-            copies_in = CopiesIn(cp, [(b.shape, b.dtype) for b in host])
+            on_gpu = [as_device(cp, b) for b in bufs]
+            copies_in = CopiesIn(cp, [(b.shape, b.dtype) for b in on_gpu])
             statics = copies_in.statics
-            for static, b in zip(statics, host):
-                copy_into(cp, static, b if isinstance(b, cp.ndarray) else to_device(cp, b), stream)
+            for static, b in zip(statics, on_gpu):
+                copy_into(cp, static, b, stream)
             program.run_steps(statics)  # warm-up: primes the pool's free lists
             stream.synchronize()
             stream.begin_capture(cp.cuda.runtime.streamCaptureModeRelaxed)

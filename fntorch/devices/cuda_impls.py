@@ -85,14 +85,13 @@ def _acc(dtype):
     return dt.float32 if dt.is_float(dtype) and dtype.itemsize == 2 else dtype
 
 
-_COLUMN_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
 def _native(cp) -> dict:
     """The CuPy impls, keyed by primitive (each equal to the CPU impl's result)."""
     impls = {}
     for prim, uf in _UFUNCS.items():
         impls[prim] = getattr(cp, uf.__name__)
+
+    from ..lowering.fusion import column_sum_shape
 
     matmul = _matmul(cp)
 
@@ -100,17 +99,11 @@ def _native(cp) -> dict:
         # A float sum over leading axes of a contiguous array (bias gradients) as
         # ones @ x, one cuBLAS call, as the CPU's programs use gemv: CuPy's generic
         # reduction took 13 us a call on average for W11's 35 such sums on an H200.
-        k = len(axes)
-        if (
-            x.dtype in _COLUMN_SUM_DTYPES
-            and 0 < k < x.ndim
-            and tuple(axes) == tuple(range(k))
-            and x.flags.c_contiguous
-        ):
+        if x.flags.c_contiguous and column_sum_shape(x.dtype, x.shape, axes):
+            k = len(axes)
             rows, cols = math.prod(x.shape[:k]), math.prod(x.shape[k:])
-            if rows >= 2 and cols >= 8:
-                ones = cp.ones((1, rows), x.dtype)
-                return matmul(ones, x.reshape(rows, cols)).reshape(x.shape[k:])
+            ones = cp.ones((1, rows), x.dtype)
+            return matmul(ones, x.reshape(rows, cols)).reshape(x.shape[k:])
         return cp.sum(x, axis=axes, dtype=_acc(x.dtype)).astype(x.dtype, copy=False)
 
     def reduce_prod(x, *, axes):

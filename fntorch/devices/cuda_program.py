@@ -31,7 +31,7 @@ from ..fx.graph import Literal
 from ..lowering.fusion import KernelStep
 from . import cuda_codegen as cg
 from . import cuda_graphs
-from .cuda_bf16 import BF16, Bf16Array, bits_of, to_device
+from .cuda_bf16 import BF16, Bf16Array, as_device, bits_of
 
 U16 = np.dtype(np.uint16)
 
@@ -253,11 +253,7 @@ class CudaProgram:
 def _on_device(cp, c):
     """A graph constant as a CuPy array (it may be one already: made on the GPU while
     tracing under ``ft.default_device("cuda")``)."""
-    c = getattr(c, "_value", c)
-    if isinstance(c, (cp.ndarray, Bf16Array)):
-        return c
-    host = np.asarray(c)
-    return to_device(cp, host)
+    return as_device(cp, getattr(c, "_value", c))
 
 
 def _out_dtype(spec, o):

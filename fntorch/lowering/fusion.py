@@ -212,11 +212,21 @@ def is_column_sum(e: Eqn, complex_too: bool = False) -> bool:
     if not lowering_table[e.primitive].sum:
         return False
     x = e.inputs[0]
-    axes, shape = tuple(e.params["axes"]), tuple(x.aval.shape)
+    return column_sum_shape(x.aval.dtype, x.aval.shape, e.params["axes"], complex_too)
+
+
+def column_sum_shape(dtype, shape, axes, complex_too: bool = False) -> bool:
+    """``is_column_sum``'s test on a sum's operand dtype, shape and axes (the CUDA impl
+    asks it of arrays).
+
+    >>> column_sum_shape(np.float32, (4, 16), (0,)), column_sum_shape(np.float32, (4, 16), (1,))
+    (True, False)
+    """
+    axes, shape = tuple(axes), tuple(shape)
     k = len(axes)
     dtypes = _COLUMN_SUM_DTYPES + (_COMPLEX_DTYPES if complex_too else ())
     return (
-        np.dtype(x.aval.dtype) in dtypes
+        np.dtype(dtype) in dtypes
         and 0 < k < len(shape)
         and axes == tuple(range(k))
         and int(np.prod(shape[:k])) >= 2
