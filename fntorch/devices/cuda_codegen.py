@@ -31,8 +31,7 @@ and ``u`` (one row read by every row, a weight or bias: ``p[e]`` at the element'
   butterfly shuffles, so every lane holds the row's value, which later passes and the
   outputs read. Full-shape outputs are written in a last pass, per-row outputs by lane
   0. argmax/argmin combine their lanes' (value, index) partials by ``_arg_combine`` (the
-  first best wins, as numpy). On an H100, W3's softmax reached 1,700-2,040 GB/s this way
-  over launch shapes, PyTorch's 2,850: the row is read once per reduction pass. So a row
+  first best wins, as numpy). That form reads the row once per reduction pass, so a row
   of ``G * 32 * VEC`` elements, ``G`` at most ``REGISTER_GROUPS`` (the ``r<G>`` variant,
   ``row_variant``), is instead loaded once: each lane's ``G`` groups at the start,
   unrolled, their values kept in registers for every pass and the writes.
