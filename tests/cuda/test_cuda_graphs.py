@@ -144,4 +144,7 @@ def test_hundreds_of_inputs_and_results_replay_through_batched_copies(gpu, monke
         got = f(xs)
         for i, (g, h) in enumerate(zip(got, host)):
             np.testing.assert_array_equal(g.numpy(), h * 2 + 1 if i % 3 else h)
-    assert f.lower(inputs(0)[0])._entry.program.graph_status == "captured"
+    prog = f.lower(inputs(0)[0])._entry.program
+    assert prog.graph_status == "captured", prog.graph_status
+    copies_in, copies_out = prog._graph._copies
+    assert copies_in._fn and copies_out._fn, cuda_graph_copies.why_not  # batched, not alone
