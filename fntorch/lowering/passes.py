@@ -280,8 +280,11 @@ def transposed_dots(graph: Graph) -> Graph:
 def run_passes(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
     """The pass pipeline ``jit`` runs: outer products as multiplies, ``simplify``
     (cleanups, folding, CSE, DCE) twice, since folding and aliasing expose new common
-    subexpressions, then transposed products as swapped ones."""
+    subexpressions, sums of zero pads as concatenations (``passes_pads``), then
+    transposed products as swapped ones."""
+    from .passes_pads import summed_pads  # it imports this module
+
     graph = simplify(outer_products(graph), fold_limit=fold_limit)
-    graph = simplify(graph, fold_limit=fold_limit)
+    graph = summed_pads(simplify(graph, fold_limit=fold_limit))
     # Last: a product counts as read once only after CSE has merged repeated transposes.
     return transposed_dots(graph)
