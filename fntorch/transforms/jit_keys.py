@@ -14,7 +14,14 @@ import optree
 
 from .. import tree as tree_util
 from ..fx import dtypes as dt
-from ..fx.core import Tensor, Tracer, device_of_buffer, get_default_device, host_device
+from ..fx.core import (
+    Tensor,
+    Tracer,
+    buffer_devices,
+    device_of_buffer,
+    get_default_device,
+    host_device,
+)
 from ._args import _as_tensor
 from .staging import _path_str
 
@@ -83,7 +90,7 @@ class _ArgumentKeys:
     def _signature(self, args, kwargs):
         """(key, flat buffers, leaves, split) or None when a leaf is a tracer.
 
-        Fast path, for positional CPU tensors only: the key's structure part is the
+        Fast path, for positional tensors only: the key's structure part is the
         argument count, and optree is not called. A key gets a fourth part, the default
         device, when no leaf is a tensor and that device is not the host's: the program
         is compiled for it."""
@@ -93,9 +100,15 @@ class _ArgumentKeys:
                 if type(a) is not Tensor:
                     break
                 v = a._value
-                if type(v) is not np.ndarray:
+                if type(v) is np.ndarray:
+                    sig.append((v.shape, v.dtype))
+                    continue
+                # a GPU buffer: the key says where (a numpy scalar takes the slow path,
+                # which makes it an array)
+                device = buffer_devices.get(type(v))
+                if device is None or isinstance(v, np.generic):
                     break
-                sig.append((v.shape, v.dtype))
+                sig.append((v.shape, v.dtype, device))
             else:
                 return (len(args), tuple(sig), ()), [a._value for a in args], args, (args, {}, ())
         dyn, dyn_kwargs, static_key, pos = self._split(args, kwargs)
