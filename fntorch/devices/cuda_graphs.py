@@ -71,6 +71,10 @@ DEVICE_ONLY = frozenset(
 # program moving more than this many bytes per step runs step by step (H100, replayed:
 # W2's one GELU kernel on 1 GiB took 2.2 ms, 970 GB/s against a 2,960 GB/s copy).
 BYTES_PER_STEP = 4 * 2**20
+# A replay is three launches (the copies in, the graph, the copies out): a program of
+# fewer steps launches them itself (W3's one softmax kernel at (8, 1024) on an H100:
+# 23 us of host time a call replayed).
+MIN_STEPS = 3
 # Library primitives whose Python-scalar operands become kernel arguments, never a
 # host-to-device copy: ``pad`` fills with its padding value (CuPy's ``fill``: a kernel
 # argument, or ``cudaMemsetAsync`` for zero). W11's compiled step pads 12 times.
@@ -99,6 +103,8 @@ def capturable(plan, kernel_step_supported) -> str | None:
     from ..lowering.fusion import KernelStep
 
     g = plan.graph
+    if len(plan.steps) < MIN_STEPS:
+        return f"{len(plan.steps)} steps: fewer launches than a replay's {MIN_STEPS}"
     if any(getattr(v.aval, "dtype", None) == BF16 for v in (*g.invars, *g.outvars)):
         return "bfloat16 operands (held as cuda_bf16.Bf16Array, not copied in and out)"
     eqns = list(plan.views.values())

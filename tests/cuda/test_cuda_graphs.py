@@ -48,27 +48,43 @@ def test_pads_with_a_literal_value_and_iotas_are_capturable():
     # W10's and W11's compiled steps: pad's value is a fill kernel's argument (no copy
     # from the host), an iota a CuPy arange
     x = np.ones((3, 4), np.float32)
-    plan = _plan(lambda v: ft.pad(v, ((1, 1), (0, 2))) * 2.0 + ft.arange(6.0), x)
+    plan = _plan(
+        lambda v: (ft.pad(v, ((1, 1), (0, 2))) * 2.0 + ft.arange(6.0)) @ ft.ones((6, 2)), x
+    )
     assert "pad" in [getattr(st, "eqn", None) and st.eqn.primitive.name for st in plan.steps]
     assert cuda_graphs.capturable(plan, lambda st: True) is None
     assert {"pad", "iota"} <= cuda_graphs.DEVICE_ONLY
 
 
+def _three_steps(a):  # a kernel, a matrix product, a kernel
+    return ft.exp(a) @ a.T + 1.0
+
+
 def test_plans_that_touch_the_host_are_not_capturable():
     x = ft.arange(6.0)
-    why = cuda_graphs.capturable(_plan(lambda v: ft.sort(v * 2.0), x), lambda st: True)
+    why = cuda_graphs.capturable(
+        _plan(lambda v: ft.sort(ft.exp(v) @ v * v) * 2.0, x), lambda st: True
+    )
     assert why == "library step 'sort'"
-    why = cuda_graphs.capturable(_plan(lambda v: v * 2.0, x), lambda st: False)
+    why = cuda_graphs.capturable(_plan(_three_steps, x[None]), lambda st: False)
     assert why == "a kernel step without a GPU form"
 
 
-def test_programs_that_move_much_data_per_launch_are_not_captured():
-    # one GELU-sized kernel over 4 Mi elements: 32 MiB in and out for one launch
-    x = np.zeros((1024, 4096), np.float32)
+def test_programs_of_few_steps_launch_them_directly():
+    x = ft.ones((3, 4))
+    assert len(_plan(lambda v: ft.tanh(v) * 2.0, x).steps) == 1
     why = cuda_graphs.capturable(_plan(lambda v: ft.tanh(v) * 2.0, x), lambda st: True)
-    assert why is not None and why.startswith("its inputs and outputs (32 MiB)")
+    assert why == "1 steps: fewer launches than a replay's 3"
+    assert cuda_graphs.capturable(_plan(_three_steps, x), lambda st: True) is None
+
+
+def test_programs_that_move_much_data_per_launch_are_not_captured():
+    # GELU-sized kernels over 4 Mi elements: 48 MiB in and out for three launches
+    x = np.zeros((2048, 2048), np.float32)
+    why = cuda_graphs.capturable(_plan(_three_steps, x), lambda st: True)
+    assert why is not None and why.startswith("its inputs and outputs (32 MiB)"), why
     small = np.zeros((4, 8), np.float32)
-    assert cuda_graphs.capturable(_plan(lambda v: ft.tanh(v) * 2.0, small), lambda st: True) is None
+    assert cuda_graphs.capturable(_plan(_three_steps, small), lambda st: True) is None
 
 
 @pytest.mark.cuda
@@ -109,10 +125,10 @@ def test_capture_is_on_by_default_and_off_when_asked(gpu, monkeypatch):
             monkeypatch.delenv("FNTORCH_CUDA_GRAPHS", raising=False)
         else:
             monkeypatch.setenv("FNTORCH_CUDA_GRAPHS", env)
-        f = ft.jit(lambda v: v * 3.0 + 0.5)
-        x = ft.ones(7).to(gpu)
+        f = ft.jit(lambda v: (ft.exp(v) @ v.T) * 3.0 + 0.5)
+        x = ft.zeros((1, 7)).to(gpu)
         for _ in range(3):
-            np.testing.assert_allclose(f(x).numpy(), np.full(7, 3.5))
+            np.testing.assert_allclose(f(x).numpy(), np.full((1, 1), 0.5))
         prog = f.lower(x)._entry.program
         assert prog.graph_status.startswith(want), prog.graph_status
 
