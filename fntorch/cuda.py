@@ -84,8 +84,24 @@ def manual_seed_all(seed: int) -> None:
 _current = {"index": 0}
 
 
+# (device argument, current index) -> Device, for the arguments that are names: a timing
+# loop calls ``synchronize()`` once a step, and a GPU benchmark's every call; the name
+# is parsed and looked up once.
+_named: dict = {}
+
+
 def _gpu(device, fn: str):
     """The CUDA Device that ``device`` (None, an index, a name or a Device) names."""
+    key = (device, _current["index"]) if device is None or type(device) in (int, str) else None
+    dev = _named.get(key) if key is not None else None
+    if dev is None:
+        dev = _resolve(device, fn)
+        if key is not None:
+            _named[key] = dev
+    return dev
+
+
+def _resolve(device, fn: str):
     if device is None:
         device = _current["index"]
     if isinstance(device, int) and not isinstance(device, bool):

@@ -65,6 +65,7 @@ class CudaTarget:
         self._cc = compute_capability
         self._modules: list = []  # loaded modules stay alive with their functions
         self._sms = None
+        self._cupy_device = None
 
     def __repr__(self):
         return f"CudaTarget(cuda:{self.index})"
@@ -135,7 +136,10 @@ class CudaTarget:
     # ------------------------------------------------------------- CUDA's own
     def synchronize(self) -> None:
         """Waits for every kernel and copy queued on this GPU (``ft.cuda.synchronize``)."""
-        self.cupy().cuda.Device(self.index).synchronize()
+        dev = self._cupy_device
+        if dev is None:
+            dev = self._cupy_device = self.cupy().cuda.Device(self.index)
+        dev.synchronize()
 
     def properties(self) -> dict:
         """The CUDA runtime's device properties (name, memory, capability)."""
