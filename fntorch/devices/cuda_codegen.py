@@ -54,9 +54,6 @@ from ..lowering.spec import FUNCTION_NAME, REDUCTIONS, KernelSpec
 
 UNROLL = 4  # elements per thread per grid-stride step (strided inputs)
 VEC = 4  # consecutive elements per thread per step, aligned inputs: 16 bytes of float32
-# Groups of VEC per thread per loop step of an aligned elementwise kernel, all loaded
-# before any is stored: that many 16-byte loads in flight per thread.
-VEC_SWEEP = 4
 BLOCK = 256  # threads per block of an elementwise kernel
 WARP = 32
 ROWS_PER_BLOCK = 4  # warps (rows in flight) per block of a row kernel
@@ -329,44 +326,21 @@ def _gpu_gen_class():
 
         def _vector_elementwise(self, total, threads, first):
             """Every input aligned and contiguous (or one element): thread ``t`` takes the
-            groups of ``VEC`` consecutive elements ``t, t + T, ...``, ``VEC_SWEEP`` groups
-            a loop step with every load before any store, so each thread has that many
-            16-byte loads in flight (a group's loads merge into one vector access: its
-            first carries the alignment). The groups left after the whole sweeps (fewer
-            than ``VEC_SWEEP``) go one each, then the last ``total % VEC`` elements one
-            each, on the first threads."""
+            groups of ``VEC`` consecutive elements ``t, t + T, ...``; all of a group's
+            loads come before its stores, so LLVM merges them into vector accesses. The
+            last ``total % VEC`` elements are one each, on the first threads."""
             b, B = self.b, self.B
-            i64 = B.i64
-            vec = b.const(VEC, i64)
+            vec = b.const(VEC, B.i64)
             groups = b.sdiv(total, vec)
 
-            def values(g):
+            def group(g):
                 q = b.mul(g, vec)
-                idx = [q if k == 0 else b.add(q, b.const(k, i64)) for k in range(VEC)]
-                return idx, [self._element_values(j, lead=k == 0) for k, j in enumerate(idx)]
-
-            def store(idx, vals):
+                idx = [q if k == 0 else b.add(q, b.const(k, B.i64)) for k in range(VEC)]
+                vals = [self._element_values(j, lead=k == 0) for k, j in enumerate(idx)]
                 for k, (j, v) in enumerate(zip(idx, vals)):
                     self._store_values(j, v, lead=k == 0)
 
-            def nth(c, k):  # group ``c + k T``
-                return c if k == 0 else b.add(c, b.mul(threads, b.const(k, i64)))
-
-            def sweep(c):
-                for got in [values(nth(c, k)) for k in range(VEC_SWEEP)]:
-                    store(*got)
-
-            span = b.mul(threads, b.const(VEC_SWEEP, i64))
-            # A sweep starting below ``whole`` has all its groups.
-            whole = b.sub(groups, b.mul(threads, b.const(VEC_SWEEP - 1, i64)))
-            self._loop_step(first, whole, span, sweep)
-            zero = b.const(0, i64)
-            ahead = b.sub(whole, first)
-            swept = b.sdiv(b.add(ahead, b.sub(span, b.const(1, i64))), span)
-            rest = b.add(first, b.mul(b.select(b.icmp("sgt", ahead, zero), swept, zero), span))
-            for k in range(VEC_SWEEP - 1):
-                g = nth(rest, k)
-                self._if(b.icmp("slt", g, groups), lambda g=g: store(*values(g)))
+            self._loop_step(first, groups, threads, group)
             j = b.add(b.mul(groups, vec), first)
             self._if(
                 b.icmp("slt", j, total), lambda: self._store_values(j, self._element_values(j))
