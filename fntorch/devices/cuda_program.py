@@ -14,8 +14,8 @@ ctypes entry, the CPU's threads); the CUDA target builds this one instead
   call the device's eager impls (``cuda_impls``);
 - index equations (views) are made when a step first reads them.
 
-From its second call on, a program whose steps all stay on the device replays as one
-CUDA graph (``cuda_graphs``; ``FNTORCH_CUDA_GRAPHS=0`` turns that off): one launch
+From its second call on, a program of three steps or more that all stay on the device
+replays as one CUDA graph (``cuda_graphs``; ``FNTORCH_CUDA_GRAPHS=0`` turns that off): one launch
 instead of one Python call per step. Not yet:
 donation (a donated input is never written in place).
 """
