@@ -173,6 +173,21 @@ def test_jit_compiles_for_the_second_device(fake):
     assert f.lower(ft.asarray(w), ft.asarray(x))._entry.device is ft.device("cpu")
 
 
+def test_a_jit_call_on_device_tensors_keys_them_without_flattening(fake, monkeypatch):
+    # positional tensors of the second device take the signature's fast path (no optree),
+    # under the key the general path gives them: one entry whichever path made it
+    from fntorch.transforms import jit_keys
+
+    f = ft.jit(lambda a, b: a * b + 1.0)
+    x = _put(fake, [1.0, 2.0])
+    with monkeypatch.context() as m:
+        m.setattr(jit_keys, "buffer_devices", {}, raising=False)  # the general path
+        f(x, x)
+    monkeypatch.setattr(jit_keys._ArgumentKeys, "_split", None)  # the general path fails
+    _same(f(x, x), [2.0, 5.0])
+    assert f.stats["traces"] == 1 and f.stats["hits"] == 1
+
+
 def test_jit_of_no_arguments_compiles_for_the_default_device(fake):
     f = ft.jit(lambda: ft.arange(3.0) * 2.0)
     with ft.default_device(fake):
