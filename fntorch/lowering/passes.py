@@ -282,7 +282,7 @@ def run_passes(graph: Graph, *, fold_limit: int = FOLD_LIMIT) -> Graph:
     (cleanups, folding, CSE, DCE) twice, since folding and aliasing expose new common
     subexpressions, sums of zero pads as concatenations (``passes_pads``), then
     transposed products as swapped ones."""
-    from .passes_pads import summed_pads  # it imports this module
+    from .passes_pads import summed_pads  # it imports this module at its top
 
     graph = simplify(outer_products(graph), fold_limit=fold_limit)
     graph = summed_pads(simplify(graph, fold_limit=fold_limit))

@@ -26,26 +26,27 @@ import numpy as np
 
 from ..fx.avals import ShapedArray
 from ..fx.graph import Eqn, Graph, Literal, Var
+from .passes import dce, use_counts
 
 
 def _zero_pad(e: Eqn):
-    """``(axis, lo, operand)`` of a pad with a literal zero value that pads one axis
-    (no interior padding), else None."""
+    """``(axis, lo, operand)`` of a pad with a literal ``+0.0`` value that pads one axis
+    (no interior padding), else None. (A ``-0.0`` fill is another sum: ``x + -0.0``
+    is ``x``.)"""
     if e.primitive.name != "pad":
         return None
     x, value = e.inputs
     if not isinstance(value, Literal) or not isinstance(x, Var):
         return None
     v = np.asarray(value.value)
-    if v.dtype.kind != "f" or v != 0:  # -0.0 too: x + -0.0 is x, a different sum
+    if v.dtype.kind != "f" or v != 0 or np.signbit(v):
         return None
-    if np.signbit(v):
-        return None
-    padded = [d for d, (lo, hi, interior) in enumerate(e.params["padding_config"]) if lo or hi]
-    if any(cfg[2] for cfg in e.params["padding_config"]) or len(padded) != 1:
+    config = e.params["padding_config"]
+    padded = [d for d, (lo, hi, _) in enumerate(config) if lo or hi]
+    if any(interior for _, _, interior in config) or len(padded) != 1:
         return None
     axis = padded[0]
-    return axis, e.params["padding_config"][axis][0], x
+    return axis, config[axis][0], x
 
 
 def summed_pads(graph: Graph) -> Graph:
@@ -53,32 +54,31 @@ def summed_pads(graph: Graph) -> Graph:
     (see the module docstring); the pads and inner adds it replaces are dropped."""
     from ..ops._prims_elementwise import add_p
     from ..ops._prims_structural import concatenate_p
-    from .passes import dce, use_counts
 
     uses = use_counts(graph)
     producer = {e.outputs[0].id: e for e in graph.eqns if len(e.outputs) == 1}
 
     def terms(v, root):
-        """The pad equations summed into ``v``, or None if some term is not one."""
+        """``_zero_pad`` of each pad summed into ``v``, or None if a term is not one."""
         e = producer.get(v.id) if isinstance(v, Var) else None
         if e is None or (not root and uses[v.id] != 1):
             return None
         if e.primitive is add_p:
             parts = [terms(u, False) for u in e.inputs]
             return None if None in parts else parts[0] + parts[1]
-        return [e] if _zero_pad(e) is not None else None
+        found = _zero_pad(e)
+        return None if found is None else [found]
 
     rewritten: dict[int, list] = {}
     for e in graph.eqns:
         if e.primitive is not add_p or np.dtype(e.outputs[0].aval.dtype).kind != "f":
             continue
-        pads = terms(e.outputs[0], True)
-        if pads is None:
+        found = terms(e.outputs[0], True)
+        if found is None:
             continue
-        found = [_zero_pad(p) for p in pads]
         axes = {axis for axis, _, _ in found}
         out = e.outputs[0]
-        if len(axes) != 1 or any(p.outputs[0].aval.dtype != out.aval.dtype for p in pads):
+        if len(axes) != 1 or any(x.aval.dtype != out.aval.dtype for _, _, x in found):
             continue
         (axis,) = axes
         pieces, at = [], 0
