@@ -211,16 +211,25 @@ class Module:
         >>> [n for n, _ in ft.nn.Module().named_modules()]
         ['']
         """
+        # A stack, not a generator per level: a jitted training step flattens and
+        # unflattens its model (``module_tree``) every call. Same order: a module, then
+        # each child's subtree in turn.
         memo = set() if memo is None else memo
-        if remove_duplicate:
-            if id(self) in memo:
-                return
-            memo.add(id(self))
-        yield prefix, self
-        for name, m in self._modules.items():
-            if m is not None:
-                sub = f"{prefix}.{name}" if prefix else name
-                yield from m.named_modules(memo, sub, remove_duplicate)
+        stack = [(prefix, self)]
+        while stack:
+            path, m = stack.pop()
+            if remove_duplicate:
+                if id(m) in memo:
+                    continue
+                memo.add(id(m))
+            yield path, m
+            children = m._modules
+            if children:
+                stack.extend(
+                    (f"{path}.{name}" if path else name, c)
+                    for name, c in reversed(children.items())
+                    if c is not None
+                )
 
     def modules(self):
         """Every module of the tree, this one first."""

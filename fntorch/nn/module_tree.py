@@ -67,34 +67,6 @@ class ModuleStructure:
         return f"<{type(self.module).__name__} structure, {len(self.slots)} slots>"
 
 
-def _named_modules(m) -> list:
-    """``list(m.named_modules())``, walked with a stack instead of nested generators:
-    a jitted training step flattens and unflattens its model every call (W11's model,
-    34 modules, was walked through ~150 generator frames each time). Same order: a
-    module, then each child's subtree in turn, a module seen before skipped.
-
-    >>> import fntorch as ft
-    >>> net = ft.nn.Sequential(ft.nn.Linear(1, 1), ft.nn.ReLU())
-    >>> _named_modules(net) == list(net.named_modules())
-    True
-    """
-    out, seen, stack = [], set(), [("", m)]
-    while stack:
-        path, mod = stack.pop()
-        if id(mod) in seen:
-            continue
-        seen.add(id(mod))
-        out.append((path, mod))
-        children = mod.__dict__["_modules"]
-        if children:
-            stack.extend(
-                (f"{path}.{name}" if path else name, c)
-                for name, c in reversed(children.items())
-                if c is not None
-            )
-    return out
-
-
 def flatten_module(m):
     """``(leaves, ModuleStructure)`` of module ``m`` (see the module docstring).
 
@@ -107,7 +79,7 @@ def flatten_module(m):
     # the source's leaf index of each slot: a copy's None there is a None subtree
     holes = {s[:3]: s[3] for s in source.slots if s[3] >= 0} if source is not None else {}
     leaves, index, slots = [], {}, []
-    mods = _named_modules(m)
+    mods = list(m.named_modules(remove_duplicate=True))
     for key in (_PARAMS, _BUFFERS):
         for path, sub in mods:
             for name, v in sub.__dict__[key].items():
@@ -138,7 +110,7 @@ def unflatten_module(structure: ModuleStructure, leaves):
     """
     leaves = list(leaves)
     copies, by_id = {}, {}
-    for path, sub in _named_modules(structure.module):
+    for path, sub in structure.module.named_modules(remove_duplicate=True):
         new = object.__new__(type(sub))
         d = dict(sub.__dict__)
         for key in (_PARAMS, _BUFFERS, "_modules"):
