@@ -15,8 +15,8 @@ ctypes entry, the CPU's threads); the CUDA target builds this one instead
 - index equations (views) are made when a step first reads them.
 
 From its second call on, a program of three steps or more that all stay on the device
-replays as one CUDA graph (``cuda_graphs``; ``FNTORCH_CUDA_GRAPHS=0`` turns that off): one launch
-instead of one Python call per step. Not yet:
+replays as one CUDA graph (``cuda_graphs``; ``FNTORCH_CUDA_GRAPHS=0`` turns that off):
+one launch instead of one Python call per step. Not yet:
 donation (a donated input is never written in place).
 """
 
@@ -77,8 +77,8 @@ class CudaKernel:
         compiled program's step never changes: the grid, the block and the size
         arguments are worked out here, once, and the variant, function and stride
         arguments once per layout of the inputs (their strides and 16-byte alignment).
-        A launch then costs a dict lookup and CuPy's call, not a re-derivation
-        (W3 on an H100: ~29 us of host time a call against torch.softmax's ~7)."""
+        A launch then costs a dict lookup and CuPy's call, not a re-derivation (W3 on an
+        H100, host time a call over the kernel: ~55 us before, ~17 after)."""
         spec = self.spec
         rank = spec.rank
         sizes = tuple(int(s) for s in sizes)
