@@ -129,6 +129,20 @@ def test_elementwise_kernel_has_several_elements_per_thread(tmp_path):
     assert "ld.global.v4.b16" in half or "ld.global.v2.b32" in half or "ld.global.b64" in half
 
 
+def test_tanh_divides_approximately_and_a_user_division_exactly(tmp_path):
+    # float32 tanh's internal quotient is div.approx (mathlib's _APPROX_QUOTIENT); the
+    # division a program asks for stays correctly rounded, as eager CuPy's.
+    def kernel(prim):
+        ops = (KOp(prim, (("in", 0), ("in", 1)) if prim == "div" else (("in", 0),), (), F32),)
+        return KernelSpec(1, 0, (F32,) * (2 if prim == "div" else 1), ops, (("op", 0),), (False,))
+
+    tanh, div = compile_all(
+        [cg.kernel_ir(kernel("tanh"), "v"), cg.kernel_ir(kernel("div"), "vv")], tmp_path
+    )
+    assert "div.approx.f32" in tanh and "div.rn.f32" not in tanh
+    assert "div.rn.f32" in div and "div.approx" not in div
+
+
 def test_row_kernels_read_and_write_aligned_rows_in_16_byte_groups(tmp_path):
     # softmax: the max pass, the sum pass and the write pass each read the row; with a
     # ``v`` input (rows of a length divisible by VEC) each is a 16-byte vector load per
