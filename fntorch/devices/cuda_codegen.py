@@ -12,13 +12,14 @@ order). Outputs are C-contiguous (full outputs of the iteration shape, per-row o
 of the row shape). Each input has a *variant* letter, part of the cache key: ``c``
 (C-contiguous: ``p[j]``), ``v`` (C-contiguous and 16-byte aligned), ``s`` (one element:
 loaded once per thread), ``g`` (any strides, broadcasts and transposes included: the
-element's index is unflattened and dotted with the strides) or, in a row kernel, ``w``
-and ``u`` (one row read by every row, a weight or bias: ``p[e]`` at the element's place
-``e`` in its row, aligned or not).
+element's index is unflattened and dotted with the strides), ``k`` (a float16/32/64
+scalar passed by value in the pointer's place: the eager fast path's ``x * 2.0``,
+``cuda_eager``) or, in a row kernel, ``w`` and ``u`` (one row read by every row, a
+weight or bias: ``p[e]`` at the element's place ``e`` in its row, aligned or not).
 
-- elementwise (``reduce_rank == 0``): a grid-stride loop. With every input ``v`` or
-  ``s``, each thread takes groups of ``VEC`` consecutive elements (16-byte vector loads
-  and stores: the group's first access carries the alignment); otherwise ``UNROLL``
+- elementwise (``reduce_rank == 0``): a grid-stride loop. With every input ``v``, ``s``
+  or ``k``, each thread takes groups of ``VEC`` consecutive elements (16-byte vector
+  loads and stores: the group's first access carries the alignment); otherwise ``UNROLL``
   elements per thread per step, at ``j, j + T, ..., j + (UNROLL-1) T`` (``T`` threads in
   the grid), so neighbouring threads touch neighbouring elements.
 - row (``reduce_rank > 0``, built by the ``cuda_rows.RowKernels`` mixin): one warp per
@@ -66,6 +67,12 @@ ROW_GRID_PER_SM = 64
 # (``row_variant``): 32 values a lane per input read, within the 255 registers a thread
 # has even for float64.
 REGISTER_GROUPS = 8
+# The parameter types of a ``k`` input (a float passed by value: the eager ``x * 2.0``).
+_VALUE_TYPES = {
+    "float16": lambda B: B.f16,
+    "float32": lambda B: B.f32,
+    "float64": lambda B: B.f64,
+}
 # Reductions with a one-value state whose step also combines two partials.
 WARP_REDUCIBLE = frozenset(
     {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or"}
@@ -193,7 +200,11 @@ def _gpu_gen_class():
         def build(self):
             b, B, spec = self.b, self.B, self.spec
             n, rank = self.n_in + self.n_out, spec.rank
-            types = [B.PTR] * n + [B.i64] * rank + [B.i64] * (self.n_in * rank)
+            data_types = [
+                _VALUE_TYPES[np.dtype(spec.input_dtypes[i]).name](B) if cls == "k" else B.PTR
+                for i, cls in enumerate(self.variant)
+            ]
+            types = data_types + [B.PTR] * self.n_out + [B.i64] * (rank + self.n_in * rank)
             args = b.function(self.name, types)
             self.data = args[:n]
             self.sizes = args[n : n + rank]
@@ -203,6 +214,9 @@ def _gpu_gen_class():
             for i, cls in enumerate(self.variant):
                 if cls == "s":
                     self.pre[i] = self._load(self.data[i], spec.input_dtypes[i])
+                elif cls == "k":  # the value itself is the parameter
+                    v = self.data[i]
+                    self.pre[i] = b.fpext(v, B.f32) if v.type == B.f16 else v
             if spec.reduce_rank == 0:
                 self._grid_elementwise()
             else:
@@ -249,7 +263,7 @@ def _gpu_gen_class():
                 if i in memo:
                     return memo[i]
                 cls, dtype = self.variant[i], spec.input_dtypes[i]
-                if cls == "s":
+                if cls in "sk":
                     v = self.pre[i]
                 elif cls in "cvwu":
                     at = flat if cls in "cv" else inner
@@ -309,7 +323,7 @@ def _gpu_gen_class():
             total = self._product(self.sizes)
             threads = b.mul(self._sreg("ntid"), self._sreg("nctaid"))
             first = b.add(b.mul(self._sreg("ctaid"), self._sreg("ntid")), self._sreg("tid"))
-            if set(self.variant) <= {"v", "s"}:
+            if set(self.variant) <= {"v", "s", "k"}:
                 self._vector_elementwise(total, threads, first)
                 return
             step = b.mul(threads, b.const(UNROLL, B.i64))
@@ -370,11 +384,17 @@ def kernel_module(spec: KernelSpec, variant: str, name: str = FUNCTION_NAME):
     """
     letters, r, groups = variant.partition("r")
     fits = not r or (groups.isdigit() and 0 < int(groups) <= REGISTER_GROUPS)
-    if len(letters) != len(spec.input_dtypes) or set(letters) - set("vcsgwu") or not fits:
+    if len(letters) != len(spec.input_dtypes) or set(letters) - set("vcsgwuk") or not fits:
         raise ValueError(
-            f"cuda_codegen.kernel_module: variant must be one of 'v', 'c', 's', 'g' (a row "
-            f"kernel's also 'w', 'u') per input ({len(spec.input_dtypes)} inputs), then "
+            f"cuda_codegen.kernel_module: variant must be one of 'v', 'c', 's', 'g', 'k' (a "
+            f"row kernel's also 'w', 'u') per input ({len(spec.input_dtypes)} inputs), then "
             f"optionally 'r<groups>' (1 to {REGISTER_GROUPS}) for a row kernel, got {variant!r}"
+        )
+    by_value = [np.dtype(d).name for c, d in zip(letters, spec.input_dtypes) if c == "k"]
+    if by_value and (spec.reduce_rank or set(by_value) - set(_VALUE_TYPES)):
+        raise ValueError(
+            f"cuda_codegen.kernel_module: a 'k' input (passed by value) is for elementwise "
+            f"kernels of {sorted(_VALUE_TYPES)}, got variant {variant!r} of {spec.key()!r}"
         )
     if (r or set(letters) & set("wu")) and not spec.reduce_rank:
         raise ValueError(

@@ -33,6 +33,7 @@ from ..fx.device import Device, ImplTable, register_device, register_provider
 from ..ops._threefry import word_modules
 from . import cuda_bf16 as bf16
 from .cpu_dispatch import register_fast_binary
+from .cuda_eager import binary_ops
 
 MISSING_CUPY = (
     "no CUDA device: CUDA needs CuPy, which is not installed: pip install 'fntorch[cuda]' "
@@ -102,17 +103,13 @@ def _register_all() -> str | None:
     from .cuda_target import CudaTarget
 
     impls.build_impls(cp, cuda_impls)
-    # x * 2.0 and x + y of float CuPy buffers straight to CuPy (W1: eager dispatch). A
-    # launch of fntorch's own kernel through cuLaunchKernel was tried: on an H200 an
-    # eager op through it took 11.9 us, CuPy's bare ufunc 10.5 and a bare cuLaunchKernel
-    # plus cupy.empty 7.1, so the Python around the launch left nothing to gain.
-    register_fast_binary(
-        cp.ndarray,
-        {"add": cp.add, "sub": cp.subtract, "mul": cp.multiply, "truediv": cp.true_divide},
-    )
+    targets = [CudaTarget(cuda_impls, i) for i in range(count)]
+    # x * 2.0 and x + y of float CuPy buffers: fntorch's kernels launched straight
+    # through the driver, not CuPy's ufuncs (W1, eager dispatch: ``cuda_eager``).
+    register_fast_binary(cp.ndarray, binary_ops(cp, targets.__getitem__))
     word_modules[cp.ndarray] = cp  # eager threefry in CuPy calls, not primitive binds
-    for i in range(count):
-        dev = Device("cuda", i, cuda_impls, _put(i), _to_host, CudaTarget(cuda_impls, i))
+    for i, target in enumerate(targets):
+        dev = Device("cuda", i, cuda_impls, _put(i), _to_host, target)
         # one buffer type, one device: cupy arrays belong to cuda:0 (see the docstring)
         register_device(dev, buffer_types=(cp.ndarray, bf16.Bf16Array) if i == 0 else ())
     return None

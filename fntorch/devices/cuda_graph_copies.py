@@ -40,6 +40,7 @@ import functools
 import numpy as np
 
 from .cuda_bf16 import as_device
+from .cuda_launch import Params
 
 CHUNK = 256  # source pointers per launch (2 KiB of the 4 KiB of kernel parameters)
 ALIGN = 256
@@ -108,16 +109,6 @@ def _kernels(cp, device: int):
         return None
 
 
-class _Launch:
-    """A kernel's parameter buffer: ``values`` (ctypes objects, written before each
-    launch) and the pointer array to them."""
-
-    def __init__(self, *values):
-        self.values = values
-        self.pointers = (ctypes.c_void_p * len(values))(*map(ctypes.addressof, values))
-        self.address = ctypes.addressof(self.pointers)
-
-
 def _blocks(sizes) -> int:
     return max(1, min(MAX_BLOCKS_X, -(-max(sizes, default=0) // (16 * THREADS))))
 
@@ -146,7 +137,7 @@ class CopiesIn:
                 [v for pair in zip(self._dst[part], sizes[part]) for v in pair], np.uint64
             )
             dev = cp.asarray(table) if table.size else cp.zeros(2, np.uint64)
-            launch = _Launch(
+            launch = Params(
                 (ctypes.c_uint64 * CHUNK)(),
                 ctypes.c_uint64(dev.data.ptr),
                 ctypes.c_int32(len(self._dst[part])),
@@ -200,7 +191,7 @@ class CopiesOut:
             ]
             table = np.array([v for row in rows for v in row], np.uint64)
             dev = cp.asarray(table) if table.size else cp.zeros(3, np.uint64)
-            launch = _Launch(
+            launch = Params(
                 ctypes.c_uint64(dev.data.ptr), ctypes.c_int32(len(rows)), ctypes.c_uint64(0)
             )
             self._launches.append((dev, launch, _blocks(sizes[part])))

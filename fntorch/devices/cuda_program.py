@@ -22,6 +22,7 @@ donation (a donated input is never written in place).
 
 from __future__ import annotations
 
+import ctypes
 import math
 from functools import partial
 
@@ -32,6 +33,7 @@ from ..lowering.fusion import KernelStep
 from . import cuda_codegen as cg
 from . import cuda_graphs
 from .cuda_bf16 import BF16, Bf16Array, as_device, bits_of
+from .cuda_launch import Params, launcher
 
 U16 = np.dtype(np.uint16)
 
@@ -75,10 +77,11 @@ class CudaKernel:
     def bind(self, sizes):
         """``launch(inputs, outputs)`` for the iteration space ``sizes``, which a
         compiled program's step never changes: the grid, the block and the size
-        arguments are worked out here, once, and the variant, function and stride
-        arguments once per layout of the inputs (their strides and 16-byte alignment).
-        A launch then costs a dict lookup and CuPy's call, not a re-derivation (W3 on an
-        H100, host time a call over the kernel: ~55 us before, ~17 after)."""
+        arguments are worked out here, once, and the variant, function and parameter
+        block (sizes and strides filled in, ``cuda_launch``) once per layout of the
+        inputs (their strides and 16-byte alignment). A launch then costs a dict lookup,
+        the buffers' addresses and ``cuLaunchKernel`` (W3 on an H100, host time a call
+        over the kernel: ~55 us with all of it per launch, ~17 with CuPy's launch)."""
         spec = self.spec
         rank = spec.rank
         sizes = tuple(int(s) for s in sizes)
@@ -93,19 +96,22 @@ class CudaKernel:
         else:
             block = cg.BLOCK
             grid = min(-(-total // (cg.BLOCK * cg.UNROLL)), sms * cg.GRID_PER_SM)
-        grid, block = (max(grid, 1),), (block,)
-        size_args = tuple(np.int64(s) for s in sizes)
+        grid = max(grid, 1)
+        n_ptrs = len(spec.input_dtypes) + len(spec.outputs)
+        launch_kernel = launcher(self.target.cupy())
         layouts: dict = {}
 
         def layout(inputs, key):
             variant = cg.variant_of(inputs, len(inputs), m if spec.reduce_rank else 0)
             if spec.reduce_rank:
                 variant = cg.row_variant(variant, total // rows)
-            tail = list(size_args)
+            tail = list(sizes)
             for a in inputs:
-                st = a.strides if a.ndim == rank else (0,) * rank
-                tail += [np.int64(s) for s in st]
-            got = layouts[key] = (self.function(variant), tuple(tail))
+                tail += a.strides if a.ndim == rank else (0,) * rank
+            params = Params(
+                *[ctypes.c_uint64(0) for _ in range(n_ptrs)], *map(ctypes.c_int64, tail)
+            )
+            got = layouts[key] = (self.function(variant).ptr, params)
             return got
 
         def launch(inputs, outputs):
@@ -114,9 +120,9 @@ class CudaKernel:
             got = layouts.get(key)
             if got is None:
                 got = layout(inputs, key)
-            fn, tail = got
+            fn, params = got
             ptrs += [b.data.ptr for b in outputs]
-            fn(grid, block, (*[np.uint64(p) for p in ptrs], *tail))
+            launch_kernel(fn, grid, block, params, ptrs)
 
         return launch
 

@@ -75,7 +75,7 @@ def test_transfers_round_trip(gpu):
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_eager_operators_fast_path_equals_the_general_path(gpu, dtype):
-    # cpu_dispatch.register_fast_binary: CuPy's ufuncs with the scalar as a numpy scalar
+    # cpu_dispatch.register_fast_binary: cuda_eager's kernels, the scalar by value
     rng = np.random.default_rng(0)
     x = ft.asarray(rng.standard_normal((3, 4)).astype(dtype), device=gpu)
     y = ft.asarray(rng.standard_normal(4).astype(dtype), device=gpu)
@@ -123,6 +123,41 @@ def test_eager_operators_equal_cupy_to_the_bit(gpu, dtype):
     pos = ft.asarray(np.ones(5, dtype), device=gpu)
     assert np.signbit(_host(ft.jit(lambda v: v * -0.0)(pos))).all()
     assert np.signbit(_host(ft.asarray(dtype(-0.0), device=gpu)))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_eager_operators_launch_fntorch_kernels_and_fall_back_to_cupy(gpu, dtype):
+    from fntorch.devices import cpu_dispatch
+
+    ops = cpu_dispatch._DEVICE_UFUNCS[cp.ndarray]
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(1001).astype(dtype)
+    x = ft.asarray(a, device=gpu)
+    odd = x[1:]  # 2 or 4 bytes past an aligned block: the unaligned variants
+    for got, want, op, variant in [
+        (x * 3.0, a * dtype(3), "mul", "vk"), (3.0 - x, dtype(3) - a, "sub", "kv"),
+        (odd / 7.0, a[1:] / dtype(7), "truediv", "ck"), (7.0 + odd, dtype(7) + a[1:], "add", "kc"),
+        (x + x, a + a, "add", "vv"), (odd * odd, a[1:] * a[1:], "mul", "cc"),
+    ]:  # fmt: skip
+        np.testing.assert_array_equal(_host(got), want)
+        assert (variant, np.dtype(dtype), want.size, 0) in ops[op].kernels
+    # not C-contiguous, or shapes that broadcast: CuPy's ufunc, the same values
+    m = ft.asarray(a[:1000].reshape(40, 25), device=gpu)
+    before = dict(ops["mul"].kernels)
+    np.testing.assert_array_equal(_host(m.T * 2.0), a[:1000].reshape(40, 25).T * dtype(2))
+    np.testing.assert_array_equal(_host(m * m[0]), a[:1000].reshape(40, 25) * a[:25])
+    assert ops["mul"].kernels == before
+    # a result is a fresh buffer: writing through one never shows in the next
+    y1, y2 = x * 2.0, x * 2.0
+    assert y1._value.data.ptr != y2._value.data.ptr
+
+
+def test_eager_operators_over_many_grid_steps(gpu):
+    # more elements than one pass of the grid covers: the grid-stride loop's tail
+    n = 2**22 + 3
+    a = np.arange(n, dtype=np.float32)
+    x = ft.asarray(a, device=gpu)
+    np.testing.assert_array_equal(_host(x * 0.5 + 1.0), a * np.float32(0.5) + np.float32(1))
 
 
 def test_only_the_documented_primitives_take_the_host(gpu):

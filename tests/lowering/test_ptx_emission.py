@@ -262,6 +262,34 @@ def test_kernels_without_a_gpu_form_are_refused_by_name():
         cg.kernel_module(spec, "x")
 
 
+def test_a_scalar_passed_by_value_is_a_typed_parameter(tmp_path):
+    # the eager fast path's kernels (cuda_eager): ``x * 2.0`` with 2.0 a parameter
+    irs, names = [], []
+    for dtype, param in [("float32", ".param .f32"), ("float64", ".param .f64"),
+                         ("float16", ".param .align 2 .b8")]:  # fmt: skip
+        d = np.dtype(dtype)
+        spec = KernelSpec(1, 0, (d, d), (KOp("mul", (("in", 0), ("in", 1)), (), d),),
+                          (("op", 0),), (False,))  # fmt: skip
+        for variant in ("vk", "kc"):
+            irs.append(cg.kernel_ir(spec, variant))
+            names.append((dtype, param, variant))
+    for ptx, (dtype, param, variant) in zip(compile_all(irs, tmp_path), names):
+        well_formed(ptx)
+        entry = ptx[ptx.index(".entry") : ptx.index(")")]
+        k = variant.index("k")
+        assert f"{param} fntorch_kernel_param_{k}" in entry, (dtype, variant, entry)
+        assert ("ld.global.v" in ptx) == (variant == "vk"), (dtype, variant)
+    # only float elementwise kernels take one
+    i32 = np.dtype("int32")
+    spec = KernelSpec(1, 0, (i32, i32), (KOp("add", (("in", 0), ("in", 1)), (), i32),),
+                      (("op", 0),), (False,))  # fmt: skip
+    with pytest.raises(ValueError, match="'k' input"):
+        cg.kernel_module(spec, "vk")
+    op = KOp("reduce_sum", (("in", 0),), (), F32)
+    with pytest.raises(ValueError, match="'k' input"):
+        cg.kernel_module(KernelSpec(2, 1, (F32,), (op,), (("op", 0),), (True,)), "k")
+
+
 def test_ptx_cache_key_and_code_name_the_compute_capability():
     a = CudaTarget({}, 0, compute_capability="80")
     b = CudaTarget({}, 0, compute_capability="90")
