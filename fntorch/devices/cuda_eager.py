@@ -71,7 +71,7 @@ def _binary(cp, target_of, prim, ufunc):
         variant, dtype, n, dev = key
         target = target_of(dev)
         fn = target.kernel(_spec(prim, dtype)).function(variant)
-        grid = min(-(-n // (cg.BLOCK * cg.UNROLL)), target.multiprocessors() * cg.GRID_PER_SM)
+        grid = cg.elementwise_grid(n, target.multiprocessors())
         item = dtype.itemsize
         params = Params(
             *[_SLOTS[dtype]() if c == "k" else ctypes.c_uint64() for c in variant],
@@ -81,7 +81,7 @@ def _binary(cp, target_of, prim, ufunc):
         )
         if len(kernels) >= _MAX_LAUNCHES:
             kernels.clear()
-        got = kernels[key] = (fn.ptr, max(grid, 1), params)
+        got = kernels[key] = (fn.ptr, grid, params)
         return got
 
     def op(a, b):

@@ -92,11 +92,9 @@ class CudaKernel:
         sms = self.target.multiprocessors()
         if spec.reduce_rank:
             block = cg.WARP * cg.ROWS_PER_BLOCK
-            grid = min(-(-rows // cg.ROWS_PER_BLOCK), sms * cg.ROW_GRID_PER_SM)
+            grid = max(1, min(-(-rows // cg.ROWS_PER_BLOCK), sms * cg.ROW_GRID_PER_SM))
         else:
-            block = cg.BLOCK
-            grid = min(-(-total // (cg.BLOCK * cg.UNROLL)), sms * cg.GRID_PER_SM)
-        grid = max(grid, 1)
+            block, grid = cg.BLOCK, cg.elementwise_grid(total, sms)
         n_ptrs = len(spec.input_dtypes) + len(spec.outputs)
         launch_kernel = launcher(self.target.cupy())
         layouts: dict = {}

@@ -12,7 +12,7 @@ Polynomial coefficients are Taylor coefficients (exact rationals rounded once, c
 at import) or the published Eigen/XLA (tanh, erf) and Giles (erf_inv) ones; float64
 uses higher degrees. No fast-math flag is set inside an expansion (``reassoc`` would
 merge the Cody-Waite constant splits, §2.3; Horner steps use ``llvm.fmuladd``) but
-``afn`` on float32 tanh's one quotient (``_APPROX_QUOTIENT``).
+``afn`` on float32 tanh's one quotient (``builder.APPROX_QUOTIENT``).
 
 Guaranteed bounds, as checked by ``tests/lowering/test_mathlib.py`` against numpy (or
 fntorch's float64 erf/erf_inv) in float64 over dense sweeps of the domain shown
@@ -65,8 +65,6 @@ from __future__ import annotations
 from fractions import Fraction
 from math import factorial
 
-from xdsl.dialects.utils.fast_math import FastMathFlag
-
 # Giles, "Approximating the erfinv function": the same coefficients as the eager impl.
 from ..ops._erf_inv_coeffs import ERF_F32_P, ERF_F32_Q
 from ..ops._erf_inv_coeffs import GILES_CENTRAL as _GILES_CENTRAL
@@ -91,14 +89,6 @@ from .mathcore import (
 )
 from .mathlib_trig import acos, asin, atan, cos, sin, tan
 from .mathlib_trig import atan2 as atan2  # re-exported: binary, as pow (rules.py)
-
-# float32 tanh's P/Q: ``afn`` makes it NVPTX's ``div.approx.f32`` (a reciprocal and a
-# product, within 2 ulp for Q's range here) instead of the correctly rounded division's
-# dozen instructions and slow path; the rational is itself an approximation, so the
-# GPU's tanh stays within 8e-7 relative. x86 ignores ``afn`` on ``fdiv``: the CPU's
-# kernels are unchanged, bit for bit. (GELU on 2^28 elements issues a quarter fewer
-# instructions: ``tests/devices/test_cuda_cpu_side.py`` checks the PTX.)
-_APPROX_QUOTIENT = (FastMathFlag.APPROX_FUNC,)
 
 # ln2, 2/sqrt(pi) and 1/sqrt(pi), rounded to float64.
 _LN2 = H("0x1.62e42fefa39efp-1")
@@ -249,11 +239,13 @@ def cosh(b, x):
 def tanh(b, x):
     """tanh: float32 by the Eigen/XLA rational (pure fma/div); float64 via expm1."""
     if x.type == T.f32:
+        from .builder import APPROX_QUOTIENT  # xDSL: only when a kernel is being built
+
         lim = 7.90531110763549805
         xc = _clamp_keep_nan(b, x, -lim, lim)
         z = b.fmul(xc, xc)
         p = b.fmul(xc, poly(b, z, _TANH_P))
-        out = b.fdiv(p, poly(b, z, _TANH_Q), flags=_APPROX_QUOTIENT)
+        out = b.fdiv(p, poly(b, z, _TANH_Q), flags=APPROX_QUOTIENT)
         # Near 0 the rational's relative error grows; tanh x = x there to 1 ulp.
         tiny = b.fcmp("olt", b.fabs(x), _c(b, 0.0004, x))
         out = b.select(tiny, x, out)
