@@ -1,5 +1,5 @@
-"""The eager fast paths: ``* + - /`` (numpy's buffers, and another device's registered
-by ``register_fast_binary``), ``t[idx]`` and ``t.at[idx]`` updates.
+"""The eager fast paths: ``* + - /`` (numpy's buffers, and another device's handlers
+registered by ``register_fast_binary``), ``t[idx]`` and ``t.at[idx]`` updates.
 
 ``fntorch.ops`` attaches to ``Tensor`` the general operators of every device (promotion,
 weak scalars, then ``bind``). For the CPU, ``x * 2.0`` and ``x + y`` of same-dtype
@@ -21,6 +21,7 @@ installs all three.
 from __future__ import annotations
 
 import builtins
+import functools
 
 import numpy as np
 
@@ -91,44 +92,62 @@ def _fast_binary(name, ufunc, general, reflected: bool):
                         out._value = r
                         return out
             else:
-                ufuncs = _DEVICE_UFUNCS.get(type(v))
-                if ufuncs is not None:
-                    r = _device_binary(ufuncs[name], v, other, reflected)
+                handlers = _DEVICE_BINARY.get(type(v))
+                if handlers is not None:
+                    r = handlers[name](v, other, reflected)
                     if r is not None:
-                        return _new_tensor(r)
+                        out = new(tensor)
+                        out._value = r
+                        return out
         return general(self, other)
 
     return op
 
 
-# A second device's buffer type -> its ufuncs for the fast path, by operator name.
-_DEVICE_UFUNCS: dict[type, dict] = {}
+# A second device's buffer type -> its fast-path handlers, by operator name.
+_DEVICE_BINARY: dict[type, dict] = {}
 
 
-def register_fast_binary(buffer_type: type, ufuncs: dict) -> None:
-    """Sends ``* + - /`` of two same-dtype float16/32/64 ``buffer_type`` buffers, or of
-    one and a Python scalar, straight to ``ufuncs[name]`` (``name``: add, sub, mul,
-    truediv), as numpy buffers are. ``ufuncs`` must follow NEP 50 for numpy scalars of
-    the buffer's dtype (a Python scalar is passed as one: fntorch's weak-scalar rule),
-    and raise ValueError for shapes that do not broadcast. The CUDA device registers
-    CuPy's: the general path's promotion, abstract evaluation and impl lookup cost
-    several microseconds a call in Python, more than CuPy's own launch.
+def register_fast_binary(buffer_type: type, handlers: dict) -> None:
+    """Sends ``self <op> other`` of a ``buffer_type`` tensor (``op``: add, sub, mul,
+    truediv) to ``handlers[op](buffer, other, reflected)`` before the general path, as
+    numpy buffers take numpy's ufuncs. A handler returns the result's buffer, or None
+    for the general path (which words every error); ``reflected`` is True for
+    ``other <op> self``. ``ufunc_handlers`` makes them from ufuncs. The CUDA device
+    registers ``cuda_eager``'s: the general path's promotion, abstract evaluation and
+    impl lookup cost several microseconds a call in Python, more than a launch.
 
     >>> class Buf(np.ndarray): ...
-    >>> register_fast_binary(Buf, {"add": np.add, "sub": np.subtract, "mul": np.multiply,
-    ...                            "truediv": np.true_divide})
-    >>> _DEVICE_UFUNCS.pop(Buf)["mul"] is np.multiply
-    True
+    >>> register_fast_binary(Buf, ufunc_handlers({"add": np.add, "sub": np.subtract,
+    ...                                           "mul": np.multiply, "truediv": np.true_divide}))
+    >>> _DEVICE_BINARY.pop(Buf)["mul"](np.ones(2).view(Buf), 3.0, False).tolist()
+    [3.0, 3.0]
     """
-    missing = set(_FAST_OPS) - set(ufuncs)
+    missing = set(_FAST_OPS) - set(handlers)
     if missing:
-        raise ValueError(f"register_fast_binary: ufuncs lacks {sorted(missing)}")
-    _DEVICE_UFUNCS[buffer_type] = dict(ufuncs)
+        raise ValueError(f"register_fast_binary: handlers lacks {sorted(missing)}")
+    _DEVICE_BINARY[buffer_type] = dict(handlers)
 
 
-def _device_binary(ufunc, v, other, reflected: bool):
+def ufunc_handlers(ufuncs: dict) -> dict:
+    """Fast-path handlers (``register_fast_binary``) from ufuncs that follow NEP 50 for
+    numpy scalars of the buffer's dtype (a Python scalar is passed as one: fntorch's
+    weak-scalar rule) and raise ValueError for shapes that do not broadcast: for two
+    same-dtype float16/32/64 buffers of one type, or one and a Python scalar.
+
+    >>> ufunc_handlers({"add": np.add})["add"](np.ones(2, np.float32), 1, True).tolist()
+    [2.0, 2.0]
+    """
+    return {name: functools.partial(device_binary, uf) for name, uf in ufuncs.items()}
+
+
+def device_binary(ufunc, v, other, reflected: bool):
     """``ufunc`` of device buffer ``v`` and ``other`` when the fast path applies, else
-    None (the general path)."""
+    None (the general path).
+
+    >>> device_binary(np.subtract, np.ones(2, np.float32), 3, True).tolist()
+    [2.0, 2.0]
+    """
     dtype = v.dtype
     if dtype.char not in "efd":
         return None

@@ -106,7 +106,7 @@ def _register_all() -> str | None:
     targets = [CudaTarget(cuda_impls, i) for i in range(count)]
     # x * 2.0 and x + y of float CuPy buffers: fntorch's kernels launched straight
     # through the driver, not CuPy's ufuncs (W1, eager dispatch: ``cuda_eager``).
-    register_fast_binary(cp.ndarray, binary_ops(cp, targets.__getitem__))
+    register_fast_binary(cp.ndarray, binary_ops(cp, targets.__getitem__, count))
     word_modules[cp.ndarray] = cp  # eager threefry in CuPy calls, not primitive binds
     for i, target in enumerate(targets):
         dev = Device("cuda", i, cuda_impls, _put(i), _to_host, target)

@@ -1,5 +1,5 @@
 """A second device's eager fast path for ``* + - /`` (``register_fast_binary``), as the
-CUDA device registers CuPy's: on the fake device (numpy ufuncs on a numpy subclass),
+CUDA device registers its own: on the fake device (numpy ufuncs on a numpy subclass),
 every result, dtype and error equals the general path's, and the path is taken."""
 
 import operator
@@ -33,9 +33,8 @@ def counted(monkeypatch):
         return run
 
     ufuncs = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide}
-    monkeypatch.setitem(
-        cpu_dispatch._DEVICE_UFUNCS, FakeBuffer, {k: counting(u) for k, u in ufuncs.items()}
-    )
+    handlers = cpu_dispatch.ufunc_handlers({k: counting(u) for k, u in ufuncs.items()})
+    monkeypatch.setitem(cpu_dispatch._DEVICE_BINARY, FakeBuffer, handlers)
     return calls
 
 
@@ -86,7 +85,7 @@ def test_under_a_transform_the_tracer_sees_the_primitive(fake, counted):
 
 
 def test_registering_needs_all_four():
-    with pytest.raises(ValueError, match="register_fast_binary: ufuncs lacks"):
+    with pytest.raises(ValueError, match="register_fast_binary: handlers lacks"):
         cpu_dispatch.register_fast_binary(FakeBuffer, {"add": np.add})
 
 
