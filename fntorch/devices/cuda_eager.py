@@ -2,14 +2,17 @@
 straight through the driver.
 
 W1 (eager dispatch) is ``x = x * 1.0001 + 0.5`` on 16 floats, a thousand times: the
-arithmetic is free, each op is its host cost. CuPy's ufunc call took 9.4-9.9 us an op
-on an H100 and PyTorch's ``x * 1.0001`` 9-10; a kernel of fntorch's launched by
-``cuLaunchKernel`` from a ready parameter block (``cuda_launch``), plus ``cupy.ndarray``
-for the result, 5.8-6.0 (the probe behind this change's closing note). Session 8 had
-tried the same launch and measured no gain: its path around the launch cost ~5 us of
-Python. This one is written for the launch: one closure per operator, a dict lookup
-for the kernel, its grid and its parameter block, keyed by layout, dtype, size and
-device.
+arithmetic is free, each op is its host cost. Measured on an H100 (the probe behind
+this change's closing note, microseconds an op, min / median): CuPy's ufunc with a
+numpy scalar 14.1 / 15.1, this module's handler alone 11.2 / 11.4, a whole fntorch op
+10.7 / 11.8 and PyTorch's ``x * 1.0001`` 9.7 / 11.1; ``cupy.ndarray`` for the result
+plus ``cuLaunchKernel`` from a ready parameter block (``cuda_launch``), the floor of
+this route, 7.8 / 8.0. In ``python -m benchmarks --device cuda`` W1's ratio to PyTorch
+went from 0.75 with CuPy's ufuncs (10.8 against 8.1 us) to 0.99 (11.9 against 11.8, a
+slower host CPU that day: compare ratios, not times). Session 8 had tried the
+same launch and measured no gain: its path around the launch cost ~5 us of Python.
+This one is written for the launch: one flat handler per operator, the kernel entry
+found by dtype identity and one dict lookup, three parameter slots written.
 
 The kernel is the jit's elementwise template (``cuda_codegen``), one spec per operator
 and dtype, over the operands flattened to one axis; the scalar is a by-value parameter
