@@ -207,7 +207,7 @@ def main(argv=None) -> int:
         "place later (every implementation follows every other equally often)."
     )
     print("Machines are noisy: compare ratios within one run, not times across runs.")
-    goal_lines = _report.goals(results)
+    goal_lines = _report.goals(results, args.device)
     if goal_lines:
         print()
         print("Goals (in-process rows of this run):")

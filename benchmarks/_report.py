@@ -145,6 +145,24 @@ GOALS = (
 )
 
 
+# Issue #18's goals on a GPU (``--device cuda``), in GOALS' form: eager dispatch at most
+# PyTorch eager's, W3/W4 at least as fast as the fastest reference, W5/W6 within 1.2x
+# of jax.jit, W11's compiled steps faster than torch.compile and within 1.2x of jax.jit.
+GPU_GOALS = (
+    ("W1", "eager", ("torch",), 1.0),
+    ("W3", "jit", None, 1.0),
+    ("W4", "jit", None, 1.0),
+    ("W5", "jit", ("jax",), 1.2),
+    ("W6", "jit", ("jax",), 1.2),
+    ("W11", "compile", ("torch jit",), 1.0),
+    ("W11", "compile", ("jax",), 1.2),
+    ("W11", "jit", ("torch jit",), 1.0),
+    ("W11", "jit", ("jax",), 1.2),
+)
+# And W2 on a GPU: at least this fraction of the copy bandwidth (W9.copy) of the same run.
+GPU_COPY_FRACTION = 0.9
+
+
 def _held_to(r, refs) -> bool:
     """Whether result ``r`` is one of the references ``refs`` names (None: every other
     framework's eager or jit row; "framework mode": that exact row, fntorch's included)."""
@@ -155,10 +173,11 @@ def _held_to(r, refs) -> bool:
     return refs is None or r.base in refs
 
 
-def goals(results: dict[str, list[Result]]) -> list[str]:
-    """One line per goal: fntorch's median over the fastest reference's, met or missed."""
+def goals(results: dict[str, list[Result]], device: str = "cpu") -> list[str]:
+    """One line per goal: fntorch's median over the fastest reference's, met or missed;
+    on ``device="cuda"``, the GPU issue's goals (``GPU_GOALS``, and W2 against the copy)."""
     lines = []
-    for wid, mode, refs, allowed in GOALS:
+    for wid, mode, refs, allowed in GPU_GOALS if device == "cuda" else GOALS:
         rs = [r for r in results.get(wid, []) if not r.malloc_env and r.times and not r.error]
         ours = next((r for r in rs if r.base == "fntorch" and r.mode == mode), None)
         others = [r for r in rs if _held_to(r, refs) and "MISMATCH" not in r.note]
@@ -175,6 +194,8 @@ def goals(results: dict[str, list[Result]]) -> list[str]:
             f"{best.framework} {best.median * 1e3:.3g} ms = {ratio:.2f}x "
             f"(goal <= {allowed:g}x): {verdict}"
         )
+    if device == "cuda":
+        return lines + _copy_goal(results)
     w5 = [r for r in results.get("W5", []) if not r.malloc_env]
     ours = next((r for r in w5 if r.base == "fntorch" and r.mode == "jit" and r.times), None)
     jax = next((r for r in w5 if r.base == "jax" and r.mode == "jit" and r.times), None)
@@ -194,3 +215,23 @@ def goals(results: dict[str, list[Result]]) -> list[str]:
             f"{warm.times[0] * 1e3:.0f} ms (goal < 100 ms): {verdict}"
         )
     return lines
+
+
+def _copy_goal(results: dict[str, list[Result]]) -> list[str]:
+    """W2's GPU goal: its GB/s (8 bytes an element) against W9.copy's (read + write)."""
+    from .workloads import w2_gelu, w9_matmul
+
+    def median(wid, base):
+        rs = [r for r in results.get(wid, []) if r.base == base and r.times and not r.error]
+        return min((r.median for r in rs), default=None)
+
+    ours, copy = median("W2", "fntorch"), median("W9.copy", "torch")
+    if ours is None or copy is None:
+        return []
+    gelu, ceiling = 8 * w2_gelu.n() / ours / 1e9, 2 * w9_matmul.copy_bytes() / copy / 1e9
+    frac = gelu / ceiling
+    verdict = "met" if frac >= GPU_COPY_FRACTION else "MISSED"
+    return [
+        f"W2 vs the copy: fntorch {gelu:.0f} GB/s / W9.copy {ceiling:.0f} GB/s = {frac:.0%} "
+        f"(goal >= {GPU_COPY_FRACTION:.0%}): {verdict}"
+    ]

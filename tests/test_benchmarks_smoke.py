@@ -254,3 +254,32 @@ def test_w10_w11_fntorch_rows_run_on_the_runs_device(monkeypatch):
                     assert products, (wid, impl.mode)  # the fake device's products ran
     finally:
         next(devices, None)
+
+
+def test_on_the_gpu_the_goals_are_the_cuda_issues(monkeypatch):
+    from benchmarks import _report
+
+    monkeypatch.setattr(h, "DEVICE", "cuda")  # the GPU sizes: W2 2^28, W9.copy 1 GiB
+
+    def result(wid, base, mode, ms, name=""):
+        return h.Result(wid, name or f"{base} ({mode})", base, mode, [ms / 1e3], [0], ms / 1e3)
+
+    rows = {
+        "W1": [result("W1", "fntorch", "eager", 23.8), result("W1", "torch", "eager", 23.6)],
+        "W2": [result("W2", "fntorch", "jit", 0.77)],
+        "W9.copy": [result("W9.copy", "torch", "eager", 0.75)],
+        "W5": [result("W5", "fntorch", "jit", 0.29), result("W5", "jax", "jit", 0.25)],
+        "W11": [
+            result("W11", "fntorch", "compile", 2.1), result("W11", "fntorch", "jit", 3.5),
+            result("W11", "torch", "jit", 9.2), result("W11", "jax", "jit", 3.4),
+        ],
+    }  # fmt: skip
+    lines = _report.goals(rows, "cuda")
+    assert lines[0].startswith("W1 vs torch: ") and lines[0].endswith("1.01x (goal <= 1x): MISSED")
+    assert lines[1].startswith("W5 vs jax: ") and lines[1].endswith("(goal <= 1.2x): met")
+    w11 = [line for line in lines if line.startswith("W11")]
+    assert len(w11) == 4 and all(line.endswith("met") for line in w11)
+    assert w11[0].startswith("W11 compile vs torch jit: ")
+    # 2 GiB in 0.77 ms against 2 GiB copied in 0.75: 97% of the copy
+    assert lines[-1].startswith("W2 vs the copy: ") and lines[-1].endswith("97% (goal >= 90%): met")
+    assert not any("first call" in line for line in lines)  # the CPU issues' goals stay out
