@@ -46,11 +46,12 @@ class ModuleStructure:
     2
     """
 
-    __slots__ = ("module", "slots", "flags", "_hash")
+    __slots__ = ("module", "slots", "flags", "_hash", "_plan")
 
     def __init__(self, module, slots, flags):
         self.module, self.slots, self.flags = module, slots, flags
         self._hash = hash((id(module), slots, flags))
+        self._plan = None
 
     def __eq__(self, other):
         return (
@@ -66,6 +67,24 @@ class ModuleStructure:
     def __repr__(self):
         return f"<{type(self.module).__name__} structure, {len(self.slots)} slots>"
 
+    def plan(self):
+        """What ``unflatten_module`` walks, worked out once per structure (a jitted
+        training step unflattens its model every call): per submodule of the tree as it
+        was flattened, its path, the module, its children's positions in that list and
+        its slots. The submodules' other attributes are still read at each unflatten."""
+        if self._plan is None:
+            mods = list(self.module.named_modules(remove_duplicate=True))
+            where = {id(sub): k for k, (_, sub) in enumerate(mods)}
+            slots: dict = {path: ([], []) for path, _ in mods}
+            for path, key, name, i in self.slots:
+                slots[path][key == _BUFFERS].append((name, i))
+            self._plan = [
+                (sub, [(n, None if c is None else where[id(c)])
+                       for n, c in sub.__dict__["_modules"].items()], *slots[path])
+                for path, sub in mods
+            ]  # fmt: skip
+        return self._plan
+
 
 def flatten_module(m):
     """``(leaves, ModuleStructure)`` of module ``m`` (see the module docstring).
@@ -76,23 +95,28 @@ def flatten_module(m):
     ([(3, 2), (3,)], <Linear structure, 2 slots>)
     """
     source = m.__dict__.get(_SOURCE)
-    # the source's leaf index of each slot: a copy's None there is a None subtree
-    holes = {s[:3]: s[3] for s in source.slots if s[3] >= 0} if source is not None else {}
+    holes = None  # the source's leaf index of each slot: a copy's None there is a None subtree
     leaves, index, slots = [], {}, []
+    append, cell = slots.append, Cell
     mods = list(m.named_modules(remove_duplicate=True))
     for key in (_PARAMS, _BUFFERS):
         for path, sub in mods:
             for name, v in sub.__dict__[key].items():
-                hole = holes.get((path, key, name)) if v is None else None
-                if v is None and hole is None:
-                    slots.append((path, key, name, -1))
-                    continue
-                ident = ("hole", hole) if v is None else id(v)
+                if v is None:
+                    if holes is None:
+                        holes = {s[:3]: s[3] for s in source.slots if s[3] >= 0} if source else {}
+                    hole = holes.get((path, key, name))
+                    if hole is None:
+                        append((path, key, name, -1))
+                        continue
+                    ident = ("hole", hole)
+                else:
+                    ident = id(v)
                 i = index.get(ident)
                 if i is None:
                     i = index[ident] = len(leaves)
-                    leaves.append(v._read() if isinstance(v, Cell) else v)
-                slots.append((path, key, name, i))
+                    leaves.append(v._read() if isinstance(v, cell) else v)
+                append((path, key, name, i))
     flags = tuple((path, sub.training) for path, sub in mods)
     module = m if source is None else source.module
     return leaves, ModuleStructure(module, tuple(slots), flags)
@@ -109,23 +133,22 @@ def unflatten_module(structure: ModuleStructure, leaves):
     ('Linear', [0.0, 0.0], True)
     """
     leaves = list(leaves)
-    copies, by_id = {}, {}
-    for path, sub in structure.module.named_modules(remove_duplicate=True):
-        new = object.__new__(type(sub))
+    plan = structure.plan()
+    copies, new_object, table = [], object.__new__, OrderedDict
+    for sub, _, params, buffers in plan:
+        new = new_object(type(sub))
         d = dict(sub.__dict__)
-        for key in (_PARAMS, _BUFFERS, "_modules"):
-            d[key] = OrderedDict(d[key])
         d.pop(_SOURCE, None)
+        d[_PARAMS] = table([(n, None if i < 0 else leaves[i]) for n, i in params])
+        d[_BUFFERS] = table([(n, None if i < 0 else leaves[i]) for n, i in buffers])
         new.__dict__.update(d)
-        copies[path] = by_id[id(sub)] = new
-    for new in copies.values():
-        mods = new.__dict__["_modules"]
-        for name, child in mods.items():
-            if child is not None:  # by identity: a module used twice is one copy
-                mods[name] = by_id[id(child)]
-    for path, key, name, i in structure.slots:
-        copies[path].__dict__[key][name] = None if i < 0 else leaves[i]
-    root = copies[""]
+        copies.append(new)
+    for new, (_, children, _, _) in zip(copies, plan):
+        # by position: a module used twice is one copy
+        new.__dict__["_modules"] = table(
+            [(n, None if k is None else copies[k]) for n, k in children]
+        )
+    root = copies[0]
     root.__dict__[_SOURCE] = structure
     return root
 
