@@ -63,20 +63,16 @@ ROWS_PER_BLOCK = 4  # warps (rows in flight) per block of a row kernel
 # group of VEC elements per thread, as PyTorch's: GELU on 2^28 float32 on an H100
 # (kernel time; PyTorch's F.gelu 708.7 us, a 1 GiB copy 710.4) took 761.8 us at 16
 # blocks per SM, 749.6 at 32, 736.2 at 64, 727.6 at 128 and 707.3 unbounded. (The
-# cap of 64 came from an H200 run of an earlier kernel: 3,951 GB/s against 3,723
-# unbounded.)
+# cap of 64 came from an H200 run of an earlier kernel, not repeated since.)
 GRID_PER_SM = None
 ROW_GRID_PER_SM = 64
 # Rows of up to this many groups of VEC per lane (1,024 elements) are held in registers
 # (``row_variant``): 32 values a lane per input read, within the 255 registers a thread
 # has even for float64.
 REGISTER_GROUPS = 8
-# The parameter types of a ``k`` input (a float passed by value: the eager ``x * 2.0``).
-_VALUE_TYPES = {
-    "float16": lambda B: B.f16,
-    "float32": lambda B: B.f32,
-    "float64": lambda B: B.f64,
-}
+# The dtypes a ``k`` input (a float passed by value: the eager ``x * 2.0``) may have; its
+# parameter is of the dtype's memory type (``builder.mem_type``).
+BY_VALUE = frozenset({"float16", "float32", "float64"})
 # Reductions with a one-value state whose step also combines two partials.
 WARP_REDUCIBLE = frozenset(
     {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or"}
@@ -217,7 +213,7 @@ def _gpu_gen_class():
             b, B, spec = self.b, self.B, self.spec
             n, rank = self.n_in + self.n_out, spec.rank
             data_types = [
-                _VALUE_TYPES[np.dtype(spec.input_dtypes[i]).name](B) if cls == "k" else B.PTR
+                B.mem_type(spec.input_dtypes[i]) if cls == "k" else B.PTR
                 for i, cls in enumerate(self.variant)
             ]
             types = data_types + [B.PTR] * self.n_out + [B.i64] * (rank + self.n_in * rank)
@@ -407,10 +403,10 @@ def kernel_module(spec: KernelSpec, variant: str, name: str = FUNCTION_NAME):
             f"optionally 'r<groups>' (1 to {REGISTER_GROUPS}) for a row kernel, got {variant!r}"
         )
     by_value = [np.dtype(d).name for c, d in zip(letters, spec.input_dtypes) if c == "k"]
-    if by_value and (spec.reduce_rank or set(by_value) - set(_VALUE_TYPES)):
+    if by_value and (spec.reduce_rank or set(by_value) - BY_VALUE):
         raise ValueError(
             f"cuda_codegen.kernel_module: a 'k' input (passed by value) is for elementwise "
-            f"kernels of {sorted(_VALUE_TYPES)}, got variant {variant!r} of {spec.key()!r}"
+            f"kernels of {sorted(BY_VALUE)}, got variant {variant!r} of {spec.key()!r}"
         )
     if (r or set(letters) & set("wu")) and not spec.reduce_rank:
         raise ValueError(

@@ -10,7 +10,7 @@ plus ``cuLaunchKernel`` from a ready parameter block (``cuda_launch``), the floo
 this route, 7.8 / 8.0. In ``python -m benchmarks --device cuda`` W1's ratio to PyTorch
 went from 0.75 with CuPy's ufuncs (10.8 against 8.1 us) to 0.99 (11.9 against 11.8, a
 slower host CPU that day: compare ratios, not times). Session 8 had tried the
-same launch and measured no gain: its path around the launch cost ~5 us of Python.
+same launch and measured no gain: its Python around the launch cost what the launch saved.
 This one is written for the launch: one flat handler per operator, the kernel entry
 found by dtype identity and one dict lookup, three parameter slots written.
 

@@ -80,8 +80,8 @@ class CudaKernel:
         arguments are worked out here, once, and the variant, function and parameter
         block (sizes and strides filled in, ``cuda_launch``) once per layout of the
         inputs (their strides and 16-byte alignment). A launch then costs a dict lookup,
-        the buffers' addresses and ``cuLaunchKernel`` (W3 on an H100, host time a call
-        over the kernel: ~55 us with all of it per launch, ~17 with CuPy's launch)."""
+        the buffers' addresses and ``cuLaunchKernel`` (a one-kernel softmax jit call on an
+        H100 host: 14.6 us of host time in all)."""
         spec = self.spec
         rank = spec.rank
         sizes = tuple(int(s) for s in sizes)
