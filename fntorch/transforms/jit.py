@@ -63,7 +63,7 @@ from ..fx.core import (
 from . import debug_rules
 from .jit_config import Config, _disable_state, _jit_disabled, config, disable_jit  # noqa: F401
 from .jit_explain import explain_miss
-from .jit_keys import _ArgumentKeys, _flat_structure, _type_key  # noqa: F401
+from .jit_keys import _ArgumentKeys, _flat_structure, _type_key, positional_signature  # noqa: F401
 from .jit_lowered import Compiled, Lowered, _aval_str  # noqa: F401
 from .staging import stage
 
@@ -132,11 +132,13 @@ class _Entry:
         "single",
         "cells",  # the CellSignature of the cells it reads and writes, or None
         "alt",  # the entry compiled before it for the same arguments' key, or None
+        "plain",  # no cells and no donation: a hit calls the program on the buffers as is
     )
 
     def __init__(self, **kw):
         for k, v in kw.items():
             setattr(self, k, v)
+        self.plain = self.cells is None and not self.donate_flat
 
 
 def _items(name: str, what: str, value, kind: type) -> tuple:
@@ -247,6 +249,24 @@ class JitFunction(_ArgumentKeys):
     def __call__(self, *args, **kwargs):
         """Runs the compiled program for these arguments' signature (tracing it once);
         inside another transform, the function is inlined into that transform."""
+        if args and not kwargs and not self._static_nums:
+            # a call of a compiled kernel on tensors, in one frame (W3: the host time
+            # before the kernel starts): ``_dispatch`` does the same, and everything else
+            sig = positional_signature(args)
+            entry = None if sig is None else self._cache.get((len(args), sig, ()))
+            if (
+                entry is not None
+                and entry.plain
+                and not _disable_state[0]
+                and _fx_core._debug_check is None
+                and not _fx_autocast._open[0]
+                and current_trace() is EVAL_TRACE
+            ):
+                self.stats["hits"] += 1
+                outs = entry.program(*[a._value for a in args])
+                if entry.single:
+                    return _new_tensor(outs[0])
+                return optree.tree_unflatten(entry.out_tree, [_new_tensor(o) for o in outs])
         if _disable_state[0] and _jit_disabled.get():
             return self.fun(*args, **kwargs)
         out = self._dispatch(*args, **kwargs)

@@ -44,6 +44,31 @@ def _type_key(v):
     return type(v)
 
 
+def positional_signature(args) -> tuple | None:
+    """The leaf part of the key of a call with tensors as its only (positional) arguments
+    (each buffer's shape and dtype, and its device when not the host's), else None.
+
+    >>> import fntorch as ft
+    >>> positional_signature((ft.ones(2),)), positional_signature((1.0,))
+    ((((2,), dtype('float32')),), None)
+    """
+    sig = []
+    for a in args:
+        if type(a) is not Tensor:
+            return None
+        v = a._value
+        if type(v) is np.ndarray:
+            sig.append((v.shape, v.dtype))
+            continue
+        # a GPU buffer: the key says where (a numpy scalar takes the slow path, which
+        # makes it an array)
+        device = buffer_devices.get(type(v))
+        if device is None or isinstance(v, np.generic):
+            return None
+        sig.append((v.shape, v.dtype, device))
+    return tuple(sig)
+
+
 class _ArgumentKeys:
     """The key-building half of ``JitFunction`` (its base): reads ``_static_nums``,
     ``_static_names``, ``_params`` and ``_name`` of the instance."""
@@ -95,31 +120,31 @@ class _ArgumentKeys:
         device, when no leaf is a tensor and that device is not the host's: the program
         is compiled for it."""
         if args and not kwargs and not self._static_nums:
-            sig = []
-            for a in args:
-                if type(a) is not Tensor:
-                    break
-                v = a._value
-                if type(v) is np.ndarray:
-                    sig.append((v.shape, v.dtype))
-                    continue
-                # a GPU buffer: the key says where (a numpy scalar takes the slow path,
-                # which makes it an array)
-                device = buffer_devices.get(type(v))
-                if device is None or isinstance(v, np.generic):
-                    break
-                sig.append((v.shape, v.dtype, device))
-            else:
-                return (len(args), tuple(sig), ()), [a._value for a in args], args, (args, {}, ())
+            sig = positional_signature(args)
+            if sig is not None:
+                return (len(args), sig, ()), [a._value for a in args], args, (args, {}, ())
         dyn, dyn_kwargs, static_key, pos = self._split(args, kwargs)
         leaves, treedef = optree.tree_flatten(
             (dyn, dyn_kwargs), none_is_leaf=False, namespace=tree_util.NAMESPACE
         )
         sig = []
         bufs = []
+        ndarray = np.ndarray
         for k, x in enumerate(leaves):
             if type(x) is Tensor:
                 v = x._value
+                t = type(v)
+                # a model's hundreds of leaves: the common buffers without a call each (a
+                # numpy scalar, an eager full reduction's value, goes on: it becomes an array)
+                if t is ndarray:
+                    bufs.append(v)
+                    sig.append((v.shape, v.dtype))
+                    continue
+                device = buffer_devices.get(t)
+                if device is not None and not isinstance(v, np.generic):
+                    bufs.append(v)
+                    sig.append((v.shape, v.dtype, device))
+                    continue
             elif isinstance(x, Tracer):
                 return None
             elif isinstance(x, Tensor):
