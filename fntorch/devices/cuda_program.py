@@ -33,9 +33,10 @@ from ..lowering.fusion import KernelStep
 from . import cuda_codegen as cg
 from . import cuda_graphs
 from .cuda_bf16 import BF16, Bf16Array, as_device, bits_of
-from .cuda_launch import Params, launcher
+from .cuda_launch import LOCK, KeptOutputs, Params
 
 U16 = np.dtype(np.uint16)
+_RESHAPES = frozenset({"reshape", "squeeze", "expand_dims"})  # views a fresh output as is
 
 
 def _inverse(perm):
@@ -74,21 +75,29 @@ class CudaKernel:
     def __call__(self, inputs, outputs, sizes) -> None:
         self.bind(sizes)(inputs, outputs)
 
-    def bind(self, sizes):
-        """``launch(inputs, outputs)`` for the iteration space ``sizes``, which a
-        compiled program's step never changes: the grid, the block and the size
+    def bind(self, sizes, fresh=()):
+        """``launch(inputs, outputs=None) -> outputs`` for the iteration space ``sizes``,
+        which a compiled program's step never changes: the grid, the block and the size
         arguments are worked out here, once, and the variant, function and parameter
         block (sizes and strides filled in, ``cuda_launch``) once per layout of the
-        inputs (their strides and 16-byte alignment). A launch then costs a dict lookup,
-        the buffers' addresses and ``cuLaunchKernel`` (a one-kernel softmax jit call on an
-        H100 host: 14.6 us of host time in all)."""
+        inputs (which are contiguous, and at which 16-byte alignment; the strides of
+        those that are not). Without ``outputs`` the launch allocates them as ``fresh``
+        says (their ``(shape, dtype)``s: last call's buffers where the caller let go of
+        them, ``cuda_launch.KeptOutputs``) and returns them; it launches nothing and
+        returns None when an input is not a CuPy array. A launch costs the buffers'
+        addresses, a dict lookup, one slice assignment and ``cuLaunchKernel``, in one
+        Python frame: the host time before the kernel starts is what a call of a
+        memory-bound jit kernel waits for."""
         spec = self.spec
         rank = spec.rank
         sizes = tuple(int(s) for s in sizes)
         m = rank - spec.reduce_rank
         rows, total = math.prod(sizes[:m]), math.prod(sizes)  # np.prod: ~3 us a call
+        cp = self.target.cupy()
+        ndarray = cp.ndarray
+        fresh = tuple((tuple(sh), np.dtype(d)) for sh, d in fresh)
         if (rows if spec.reduce_rank else total) == 0:
-            return lambda inputs, outputs: None
+            return lambda inputs, outputs=None: outputs or [ndarray(*f) for f in fresh]
         sms = self.target.multiprocessors()
         if spec.reduce_rank:
             block = cg.WARP * cg.ROWS_PER_BLOCK
@@ -96,8 +105,10 @@ class CudaKernel:
         else:
             block, grid = cg.BLOCK, cg.elementwise_grid(total, sms)
         n_ptrs = len(spec.input_dtypes) + len(spec.outputs)
-        launch_kernel = launcher(self.target.cupy())
+        launch_kernel, current_stream = cp.cuda.driver.launchKernel, cp.cuda.get_current_stream
+        acquire, release = LOCK.acquire, LOCK.release
         layouts: dict = {}
+        kept = KeptOutputs(ndarray, fresh)
 
         def layout(inputs, key):
             variant = cg.variant_of(inputs, len(inputs), m if spec.reduce_rank else 0)
@@ -106,21 +117,35 @@ class CudaKernel:
             tail = list(sizes)
             for a in inputs:
                 tail += a.strides if a.ndim == rank else (0,) * rank
-            params = Params(
-                *[ctypes.c_uint64(0) for _ in range(n_ptrs)], *map(ctypes.c_int64, tail)
-            )
+            params = Params(*map(ctypes.c_int64, tail), pointers=n_ptrs)
             got = layouts[key] = (self.function(variant).ptr, params)
             return got
 
-        def launch(inputs, outputs):
-            ptrs = [a.data.ptr for a in inputs]
-            key = (*[a.strides for a in inputs], *[p & 15 for p in ptrs])
+        def launch(inputs, outputs=None):
+            ptrs, key = [], []
+            for a in inputs:
+                if type(a) is not ndarray:
+                    return None  # a host value: the caller's slower path places it
+                p = a.data.ptr
+                ptrs.append(p)
+                key.append(p & 15 if a._c_contiguous else a.strides)
+            key = tuple(key)
             got = layouts.get(key)
             if got is None:
                 got = layout(inputs, key)
-            fn, params = got
-            ptrs += [b.data.ptr for b in outputs]
-            launch_kernel(fn, grid, block, params, ptrs)
+            fn, params = got  # the block itself: cuLaunchKernel reads memory it owns
+            stream = current_stream().ptr
+            if outputs is None:
+                outputs = kept.take(stream)
+            for b in outputs:
+                ptrs.append(b.data.ptr)
+            acquire()  # the block is this kernel's, shared by threads (``cuda_launch``)
+            try:
+                params.addresses[:] = ptrs
+                launch_kernel(fn, grid, 1, 1, block, 1, 1, 0, stream, params.address, 0)
+            finally:
+                release()
+            return outputs
 
         return launch
 
@@ -151,6 +176,7 @@ class CudaProgram:
                 self._steps.append(partial(self._eager_group, st=st))
             else:
                 self._steps.append(partial(self._eqn, eqn=st.eqn))
+        self._direct = self._direct_call()
         # CUDA-graph capture (``cuda_graphs``): counted calls until the capture, None once
         # tried; ``graph_status`` says where the program stands.
         self._graph, self._calls = None, None
@@ -217,7 +243,7 @@ class CudaProgram:
             for (var, is_row), d, w in zip(st.outputs, dtypes, wrap)
         ]  # fmt: skip
         read, ndarray, broadcast = self._read, cp.ndarray, cp.broadcast_to
-        run = kernel.bind(it_shape)
+        run = kernel.bind(it_shape, [(sh, dtype) for _, sh, dtype, _, _ in outs])
 
         def launch(env):
             views = []
@@ -228,8 +254,7 @@ class CudaProgram:
                 if a.shape != shape:
                     a = broadcast(a, shape)
                 views.append(a if ident else a.transpose(perm))
-            bufs = [ndarray(sh, dtype) for _, sh, dtype, _, _ in outs]
-            run(views, bufs)
+            bufs = run(views)
             for (vid, _, _, permuted, aval_shape), out, w in zip(outs, bufs, wrap):
                 if permuted:
                     out = out.transpose(inv)
@@ -237,6 +262,70 @@ class CudaProgram:
                 env[vid] = Bf16Array(out) if w else out
 
         return launch
+
+    def _direct_call(self):
+        """``call(bufs) -> outputs | None`` for a program that is one kernel launch on its
+        own inputs (W2's GELU, W3's softmax, W4's layer norm: most of what a jit of a
+        memory-bound function compiles to), else None. Everything ``run_steps`` decides
+        per call is decided here: each kernel input is a program input (or constant) of
+        the iteration shape, unpermuted, not bfloat16; each program output is a kernel
+        output or a reshape of one (a kept dimension). The call then picks its inputs,
+        launches and reshapes, with no environment, views or step closures in between;
+        it answers None (and the program runs step by step) when an input is not a CuPy
+        array. Where the inputs and outputs are the kernel's own, in order, the call is
+        the kernel's launch itself."""
+        plan, g = self.plan, self.plan.graph
+        if len(plan.steps) != 1 or len(self.kernels) != 1:
+            return None
+        st = plan.steps[0]
+        shape = tuple(st.logical_shape)
+        if tuple(st.perm) != tuple(range(len(shape))):
+            return None
+        where = {v.id: i for i, v in enumerate(g.invars)}
+        picks = []
+        for u, dtype in zip(st.inputs, st.spec.input_dtypes):
+            if isinstance(u, Literal) or np.dtype(dtype) == BF16:
+                return None
+            if tuple(u.aval.shape) != shape:
+                return None  # a broadcast operand: the step's views make it
+            picks.append(where.get(u.id, self._consts.get(u.id)))
+            if picks[-1] is None:
+                return None
+        m = st.spec.rank - st.spec.reduce_rank
+        produced = {var.id: k for k, (var, _) in enumerate(st.outputs)}
+        fresh = []
+        for o, (_, is_row) in enumerate(st.outputs):
+            dtype = np.dtype(_out_dtype(st.spec, o))
+            if dtype == BF16:
+                return None
+            fresh.append((shape[:m] if is_row else shape, dtype))
+        order = []
+        for v in g.outvars:
+            if isinstance(v, Literal):
+                return None
+            eqn = plan.views.get(v.id)
+            if eqn is not None and eqn.primitive.name in _RESHAPES:
+                src = eqn.inputs[0]  # a kept dimension of a row output: the same buffer
+                k = None if isinstance(src, Literal) else produced.get(src.id)
+            else:
+                k = produced.get(v.id)
+            if k is None:
+                return None
+            sh = tuple(v.aval.shape)
+            order.append((k, sh if sh != fresh[k][0] else None))
+        run = self.kernels[0].bind(shape, fresh)
+        constant = [not isinstance(i, int) for i in picks]  # else a CuPy array
+        same = [(k, None) for k, _ in enumerate(fresh)]
+        if not any(constant) and picks == list(range(len(g.invars))) and order == same:
+            return run  # W3's case: the program's inputs and outputs are the kernel's
+
+        def call(bufs):
+            outs = run([i if c else bufs[i] for i, c in zip(picks, constant)])
+            if outs is None:
+                return None
+            return [outs[k] if sh is None else outs[k].reshape(sh) for k, sh in order]
+
+        return call
 
     def run_steps(self, bufs) -> list:
         """The outputs of one step-by-step run on input buffers ``bufs`` (CuPy arrays,
@@ -250,6 +339,10 @@ class CudaProgram:
         return [self._read(env, v) for v in g.outvars]
 
     def __call__(self, *bufs):
+        if self._direct is not None:
+            outs = self._direct(bufs)
+            if outs is not None:
+                return outs
         cp = self._cp
         outs = None
         if self._graph is not None:

@@ -151,7 +151,11 @@ class CudaTarget:
             return int(self.cupy().get_default_memory_pool().used_bytes())
 
     def empty_cache(self) -> None:
-        """Returns the pool's unused blocks to the driver (``ft.cuda.empty_cache``)."""
+        """Returns the pool's unused blocks to the driver (``ft.cuda.empty_cache``), with
+        the outputs kernels kept for their next launch (``cuda_launch.KeptOutputs``)."""
+        from .cuda_launch import release_all
+
+        release_all()
         with self.cupy().cuda.Device(self.index):
             self.cupy().get_default_memory_pool().free_all_blocks()
 

@@ -11,6 +11,7 @@ The kernels themselves run in ``tests/cuda/test_cuda.py``.
 import ctypes
 import threading
 import types
+import weakref
 
 import numpy as np
 import pytest
@@ -145,3 +146,25 @@ def test_each_thread_writes_its_own_parameter_blocks():
     ((out, theirs),) = seen
     np.testing.assert_array_equal(out, np.full(8, 2.0, np.float32))
     assert theirs[0][("vk", 8, 0)][2] != mine[2]  # another block (address)
+
+
+def test_a_small_result_let_go_of_is_written_again_and_a_held_one_never():
+    handlers, launches = _fake()
+    mul = handlers["mul"]
+    x = _on(np.arange(16, dtype=np.float32))
+    first = weakref.ref(mul(x, 2.0, False))  # dropped at once: kept for the next launch
+    again = mul(x, 3.0, False)
+    assert again is first()
+    np.testing.assert_array_equal(again, np.arange(16) * 3.0)
+    other = mul(x, 4.0, False)  # ``again`` is held: the second kept buffer, or a new one
+    assert other is not again
+    np.testing.assert_array_equal(again, np.arange(16) * 3.0)  # untouched
+    view = other[2:]  # the result dropped, a view of it alive: its memory is held
+    del other
+    np.testing.assert_array_equal(mul(x, 5.0, False), np.arange(16) * 5.0)
+    np.testing.assert_array_equal(view, np.arange(2, 16) * 4.0)  # not written
+    y = mul(x.reshape(4, 4), 2.0, False)  # same size, another shape: its own buffer
+    assert y.shape == (4, 4)
+    big = _on(np.ones(cuda_eager.KEEP_BYTES // 4 + 1, np.float32))
+    ref = weakref.ref(mul(big, 2.0, False))
+    assert ref() is None  # past KEEP_BYTES: never kept

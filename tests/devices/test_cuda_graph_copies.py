@@ -29,6 +29,10 @@ class _Array(np.ndarray):
         base = self if self.base is None or not isinstance(self.base, np.ndarray) else self.base
         return _Ptr(base, self.ctypes.data)
 
+    @property
+    def _c_contiguous(self):  # CuPy's attribute (``flags`` builds an object a call)
+        return self.flags.c_contiguous
+
 
 def _wrap(a):
     return np.array(a, copy=True).view(_Array)
