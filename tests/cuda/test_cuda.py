@@ -200,9 +200,60 @@ def test_every_primitive_on_the_gpu_equals_the_cpu(gpu, case, data):
     with ft.default_device(gpu):  # for primitives of no operands (iota)
         got = as_list(case.prim.bind(*[ft.asarray(a, device=gpu) for a in args], **params))
     assert len(got) == len(want)
-    for g, w in zip(got, want):
+    for g in got:
         assert g.device is gpu, case.name
-        _compare(_host(g), np.asarray(w), case, case.name)
+    got, want = [_host(g) for g in got], [np.asarray(w) for w in want]
+    if case.prim.name in ("eigh", "qr", "svd") and len(got) > 1:
+        got = _factors_as(got, want, case.prim.name, np.asarray(args[0]))
+    for g, w in zip(got, want):
+        _compare(g, w, case, case.name)
+
+
+def _phase(g, w, axis):
+    """The unit factor per vector (the vectors run along ``axis``) that turns ``g``'s
+    into ``w``'s where they are one vector up to a sign (a complex phase)."""
+    inner = np.sum(np.conj(g.astype(np.complex128)) * w, axis=axis, keepdims=True)
+    size = np.abs(inner)
+    return np.where(size > 0, inner / np.where(size > 0, size, 1), 1)
+
+
+def _aligned(g, w, axis, k):
+    """``g`` with its first ``k`` vectors (columns for ``axis=-2``, rows for -1) turned
+    to ``w``'s; the others, a basis of the complement that no solver fixes, taken as
+    ``w``'s once ``g``'s are checked orthonormal."""
+    out = np.array(w, copy=True)
+    lead = (..., slice(None), slice(0, k)) if axis == -2 else (..., slice(0, k), slice(None))
+    gk = g[lead]
+    turned = gk * _phase(gk, w[lead], axis)
+    out[lead] = turned if np.iscomplexobj(w) else turned.real
+    cols = g if axis == -2 else np.swapaxes(g, -1, -2)
+    gram = np.swapaxes(np.conj(cols), -1, -2) @ cols
+    eye = np.broadcast_to(np.eye(gram.shape[-1]), gram.shape)
+    np.testing.assert_allclose(gram, eye, atol=1e-4, err_msg="orthonormal")
+    return out.astype(g.dtype)
+
+
+def _factors_as(got, want, name, x):
+    """cuSOLVER's eigen- and singular vectors and qr's factors are LAPACK's up to each
+    vector's sign (phase): turned to the CPU's before comparing (``cuda_solver``), the
+    factors checked to rebuild ``x``."""
+    if name == "eigh":
+        w, v = got
+        return [w, _aligned(v, want[1], -2, v.shape[-1])]
+    k = min(x.shape[-2:])
+    if name == "qr":
+        q, r = got
+        np.testing.assert_allclose(q @ r, x, rtol=1e-4, atol=1e-4, err_msg="q @ r")
+        # q's column j times p_j is the CPU's: r's row j times conj(p_j) then is too
+        p = np.swapaxes(_phase(q[..., :, :k], want[0][..., :, :k], -2), -1, -2)
+        turned = np.array(r, np.complex128)
+        turned[..., :k, :] *= np.conj(p)
+        turned = turned if np.iscomplexobj(r) else turned.real
+        return [_aligned(q, want[0], -2, k), turned.astype(r.dtype)]
+    s, u, vt = got
+    rebuilt = (u[..., :, :k] * s[..., None, :]) @ vt[..., :k, :]
+    np.testing.assert_allclose(rebuilt, x, rtol=1e-4, atol=1e-4, err_msg="u s vt")
+    return [s, _aligned(u, want[1], -2, k), _aligned(vt, want[2], -1, k)]
 
 
 KERNEL_CASES = [
@@ -227,6 +278,35 @@ def test_jit_on_the_gpu_equals_eager(gpu, case, data):
     for g, w in zip(got, want):
         assert g.device is gpu
         _compare(_host(g), np.asarray(w), case, case.name)
+
+
+def test_linear_algebra_on_the_gpu_under_jit_and_grad_equals_the_cpu(gpu):
+    # cuSOLVER (cuda_solver) in compiled programs and in the solves' derivatives
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((8, 6, 6)) + 6 * np.eye(6)
+    b = rng.standard_normal((8, 6, 2))
+    spd = a @ np.swapaxes(a, -1, -2)
+
+    def f(a, b, spd):
+        x = ft.linalg.solve(a, b)
+        low = ft.linalg.cholesky(spd)
+        y = ft.linalg.solve_triangular(low, b, upper=False)
+        s = ft.linalg.svdvals(a)
+        w = ft.linalg.eigvalsh(spd)
+        q, r = ft.linalg.qr(a)
+        return ft.sum(x**2) + ft.sum(y**2) + ft.sum(s) + ft.sum(w) + ft.sum(ft.abs(r))
+
+    step = ft.jit(ft.value_and_grad(f, argnums=(0, 1, 2)))
+    want = step(ft.asarray(a), ft.asarray(b), ft.asarray(spd))
+    got = step(*[ft.asarray(v, device=gpu) for v in (a, b, spd)])
+    np.testing.assert_allclose(_host(got[0]), np.asarray(want[0]), rtol=1e-9)
+    for g, w in zip(got[1], want[1]):
+        assert g.device is gpu
+        np.testing.assert_allclose(_host(g), np.asarray(w), rtol=1e-8, atol=1e-10)
+    # a matrix cuSOLVER fails on takes the host, which gives it NaNs, as on the CPU
+    bad = np.stack([spd[0], -np.eye(6)])
+    chol = _host(ft.linalg.cholesky(ft.asarray(bad, device=gpu)))
+    assert np.isfinite(chol[0]).all() and np.isnan(chol[1]).all()
 
 
 def test_jit_runs_ptx_kernels(gpu):
