@@ -19,10 +19,10 @@ imported then, never at ``import fntorch``). Every CPU primitive gets an entry:
   parts, ``pad`` and the dynamic slices (``xp_impls``);
 - ``cholesky``: cuSOLVER through ``cupy.linalg`` (a batch with a matrix it fails on
   takes the host, which gives that matrix NaNs); ``eigh``, ``qr``, ``svd``, ``solve``,
-  ``triangular_solve`` and ``lu_solve`` the same way (``cuda_solver``: within rounding of
-  the CPU's, vectors up to their signs, which are the solver's choice);
+  ``triangular_solve``, ``lu_solve`` and ``lu`` the same way (``cuda_solver``: within
+  rounding of the CPU's, vectors up to their signs, which are the solver's choice);
 - *through the host*: every other primitive (integer ``pow``, erf_inv, lgamma, digamma,
-  nextafter, the other scatters, ``lu`` and ``eig``) copies its operands to the host,
+  nextafter, the other scatters, ``eig``) copies its operands to the host,
   runs the CPU impl and copies the results back. Correct and bit-identical to the CPU,
   but slow: ``host_primitives(table)`` names them, so the gap is visible.
 
@@ -75,7 +75,7 @@ NATIVE_NAMES = frozenset(
         "logistic", "sign", "signbit", "erf", "div", "rem", "pow (float)", "gather",
         "scatter_add (float32/64, int32, uint32)", "conv_general_dilated",
         "reduce_window_sum", "reduce_window_max", "reduce_window_min", "fft", "cholesky",
-        "eigh", "qr", "svd", "solve", "triangular_solve", "lu_solve",
+        "eigh", "qr", "svd", "solve", "triangular_solve", "lu_solve", "lu (with cupyx)",
         "integer_pow", "shift_left", "shift_right_logical", "shift_right_arithmetic", "real",
         "imag", "conj", "complex", "pad", "dynamic_slice", "dynamic_update_slice", "sort",
         "cumsum (not float16)", "cumprod (not float16)", "cummax", "cummin",
@@ -250,7 +250,8 @@ def _native(cp) -> dict:
     impls[pl.reduce_window_min_p] = reduce_window_impl(cp, "min")
     impls[pf.fft_p] = fft_impl(cp)
     impls[pd.cholesky_p] = _cholesky(cp, _through_host(cp, cpu_impls[pd.cholesky_p]))
-    solved = (pd.eigh_p, pd.qr_p, pd.svd_p, pd.solve_p, pd.triangular_solve_p, pd.lu_solve_p)
+    solved = (pd.eigh_p, pd.qr_p, pd.svd_p, pd.solve_p, pd.triangular_solve_p, pd.lu_solve_p,
+              pd.lu_p)  # fmt: skip
     impls.update(solver_impls(cp, {p: _through_host(cp, cpu_impls[p]) for p in solved}))
     impls.update(xp_impls(cp))  # div/rem, integer_pow, shifts, complex parts, pad, slices
     impls[r.sort_p] = sort_impl(cp)

@@ -10,10 +10,12 @@ which is the solver's choice: cuSOLVER's need not be LAPACK's, as JAX's GPU resu
 need not be its CPU's. A matrix cuSOLVER fails on (it says so when CuPy is asked to
 raise), and empty inputs, take the host, which gives the failed matrix NaNs.
 
-``lu`` (pivots and permutation) and ``eig`` stay on the host: CuPy factors one matrix a
-call (``cupyx.scipy.linalg.lu_factor``) and has no general eigensolver.
+``lu`` is cuSOLVER's getrf through ``cupyx.scipy.linalg.lu_factor``, which factors one
+matrix a call (a batch is a loop of them). ``eig`` stays on the host: CuPy 14's
+``cupy.linalg.eig`` (cuSOLVER's Xgeev) has not been checked against LAPACK's eigenvalue
+order and vector normalization, which ``eig``'s contract fixes.
 
->>> sorted(p.name for p in solver_impls(np, {}))
+>>> sorted(p.name for p in solver_impls(np, {}))  # numpy for CuPy: no getrf, no lu
 ['eigh', 'lu_solve', 'qr', 'solve', 'svd', 'triangular_solve']
 """
 
@@ -60,6 +62,12 @@ def solver_impls(cp, host: dict) -> dict:
         return run
 
     tri = _triangular_solve(cp)
+    lu = _lu(cp)
+    if lu is not None:  # getrf does not fail: a singular matrix's zero pivot is its result
+        fallback = host[d.lu_p]
+        out = {d.lu_p: lambda x: fallback(x) if x.size == 0 else lu(x)}
+    else:
+        out = {}
     natives = {
         d.eigh_p: _eigh(cp),
         d.qr_p: _qr(cp),
@@ -68,7 +76,8 @@ def solver_impls(cp, host: dict) -> dict:
         d.triangular_solve_p: tri,
         d.lu_solve_p: _lu_solve(cp, tri),
     }
-    return {prim: guarded(prim, native) for prim, native in natives.items()}
+    out.update({prim: guarded(prim, native) for prim, native in natives.items()})
+    return out
 
 
 def _eigh(cp):
@@ -115,6 +124,27 @@ def _svd(cp):
                 vt.astype(x.dtype, copy=False)]  # fmt: skip
 
     return svd
+
+
+def _lu(cp):
+    """``lu`` through ``cupyx.scipy.linalg.lu_factor`` (cuSOLVER's getrf: LAPACK's partial
+    pivoting, 0-based pivots), one matrix a call; the permutation from the pivots on the
+    host (``min(m, n)`` swaps of ``m`` indices). None for numpy standing in for CuPy."""
+    if getattr(cp, "__name__", None) != "cupy":
+        return None
+    from cupyx.scipy.linalg import lu_factor
+
+    from .cpu_decomp import _permutation
+
+    def lu(x):
+        *batch, m, n = x.shape
+        parts = [lu_factor(a, check_finite=False) for a in x.reshape((-1, m, n))]
+        packed = cp.stack([p[0] for p in parts]).astype(x.dtype, copy=False).reshape(x.shape)
+        pivots = cp.asnumpy(cp.stack([p[1] for p in parts])).astype(d.PIVOT_DTYPE)
+        pivots = pivots.reshape((*batch, min(m, n)))
+        return [packed, cp.asarray(pivots), cp.asarray(_permutation(pivots, m))]
+
+    return lu
 
 
 def _triangular_solve(cp):
