@@ -67,8 +67,9 @@ ROWS_PER_BLOCK = 4  # warps (rows in flight) per block of a row kernel
 GRID_PER_SM = None
 # Row kernels (a warp a row, ROWS_PER_BLOCK rows a block): W3's softmax of (65536, 1024)
 # on an H100 took 182.8 us at 64 blocks per SM, 181.2 at 128 and 181.3 at 256 (PyTorch's
-# 183.1); W4's layer norm 183.2 at 64, 182.2 at 128 and up. A grid of more than 128 * 4
-# rows per SM (67,584 on an H100's 132) is capped: the grid-stride loop takes the rest.
+# 183.1); on another H100 W4's layer norm took 184.8 at 64 and 183.1 at 128. A grid of
+# more than 128 * 4 rows per SM (67,584 on an H100's 132) is capped: the grid-stride loop
+# takes the rest.
 ROW_GRID_PER_SM = 128
 # Rows of up to this many groups of VEC per lane (1,024 elements) are held in registers
 # (``row_variant``): 32 values a lane per input read, within the 255 registers a thread

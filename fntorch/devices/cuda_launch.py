@@ -99,12 +99,14 @@ class KeptOutputs:
     the caller let go of them.
 
     CuPy's ``ndarray(shape, dtype)`` costs ~2 us of host time (its pool's bookkeeping and
-    the array object), a third of a one-kernel jit call; PyTorch's caching allocator
-    costs a tenth of that. A launch's outputs have fixed shapes, so ``take`` hands back
+    the array object), a third of a one-kernel jit call, where PyTorch allocates in C++
+    inside its ops. A launch's outputs have fixed shapes, so ``take`` hands back
     last call's buffers when nothing but this object refers to them (array and memory
     alike: a view or a DLPack export keeps them) and the stream is the same: what CuPy's
     pool would hand back for the same size, stream-ordered as it is. At most one call's
-    outputs are kept; ``ft.cuda.empty_cache`` lets go of them (``release_all``).
+    outputs are kept; ``ft.cuda.empty_cache`` lets go of them (``release_all``). Threads
+    sharing one must take under a lock (``CudaKernel.bind``'s launch takes under
+    ``LOCK``): between one's check and its taking, another would see the buffer free.
 
     >>> kept = KeptOutputs(lambda shape, dtype: bytearray(8), [((2,), "float32")])
     >>> a = kept.take(0)[0]

@@ -135,12 +135,14 @@ class CudaKernel:
                 got = layout(inputs, key)
             fn, params = got  # the block itself: cuLaunchKernel reads memory it owns
             stream = current_stream().ptr
-            if outputs is None:
-                outputs = kept.take(stream)
-            for b in outputs:
-                ptrs.append(b.data.ptr)
-            acquire()  # the block is this kernel's, shared by threads (``cuda_launch``)
+            # The block is this kernel's, shared by threads (``cuda_launch``), and so are
+            # the kept outputs: a thread holds what it took before another one looks.
+            acquire()
             try:
+                if outputs is None:
+                    outputs = kept.take(stream)
+                for b in outputs:
+                    ptrs.append(b.data.ptr)
                 params.addresses[:] = ptrs
                 launch_kernel(fn, grid, 1, 1, block, 1, 1, 0, stream, params.address, 0)
             finally:
