@@ -9,7 +9,9 @@ parameters live in ``Params``: one ctypes value per parameter and the array of t
 addresses, which ``cuLaunchKernel`` reads. It copies the values at the call, so a block
 is written again for the next launch at once; ``LOCK`` keeps two threads from writing
 one block between each other's writes and launch (the binding lets go of the GIL in the
-driver call). ``cuda_eager``'s hot path keeps a block per thread instead.
+driver call): ``CudaKernel.bind``'s launch writes and launches under it, while
+``cuda_eager``'s hot path keeps a block per thread instead. ``KeptOutputs`` hands a
+launch last call's output buffers once the caller has let go of them.
 
 >>> p = Params(ctypes.c_uint64(0), ctypes.c_float(0.5))
 >>> p.values[0].value = 7
@@ -48,42 +50,6 @@ class Params:
         self.values = (*lead, *values)
         self.pointers = (ctypes.c_void_p * len(self.values))(*map(ctypes.addressof, self.values))
         self.address = ctypes.addressof(self.pointers)
-
-
-def launcher(cp):
-    """``launch(function_ptr, grid, block, params, values)``: writes ``values`` into the
-    first parameters of ``params`` and launches the kernel on the current stream (CuPy's,
-    as its own kernels use), ``grid`` and ``block`` one-dimensional.
-
-    >>> class Driver:
-    ...     def launchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
-    ...         calls.append((f, gx, bx, stream))
-    >>> class Stream:
-    ...     ptr = 9
-    >>> class Cuda:
-    ...     driver = Driver()
-    ...     get_current_stream = staticmethod(lambda: Stream)
-    >>> class Cp:
-    ...     cuda = Cuda()
-    >>> calls, p = [], Params(ctypes.c_uint64(0), ctypes.c_int64(16))
-    >>> launcher(Cp)(1234, 1, 256, p, (4096,))
-    >>> calls, p.values[0].value
-    ([(1234, 1, 256, 9)], 4096)
-    """
-    launch_kernel, current_stream = cp.cuda.driver.launchKernel, cp.cuda.get_current_stream
-    acquire, release = LOCK.acquire, LOCK.release  # ~0.2 us less than ``with LOCK``
-
-    def launch(fn, grid, block, params, values):
-        slots = params.values
-        acquire()
-        try:
-            for i, v in enumerate(values):
-                slots[i].value = v
-            launch_kernel(fn, grid, 1, 1, block, 1, 1, 0, current_stream().ptr, params.address, 0)
-        finally:
-            release()
-
-    return launch
 
 
 # What ``sys.getrefcount`` reads of a list's element that nothing else holds (calibrated
