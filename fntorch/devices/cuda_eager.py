@@ -173,18 +173,14 @@ def _binary(cp, target_of, gpus, prim, ufunc):
         else:  # the two last results, written again once let go of (``KeptOutputs``)
             if kept[2] != stream:
                 kept[:] = [None, None, stream]
-            if (
-                getrefcount(kept[0]) == ALONE
-                and getrefcount(allocation(kept[0])) == ALONE
-                and kept[0].shape == shape
-            ):
-                out = kept[0]
-            elif (
-                getrefcount(kept[1]) == ALONE
-                and getrefcount(allocation(kept[1])) == ALONE
-                and kept[1].shape == shape
-            ):
-                out = kept[1]
+            for j in (0, 1):  # (the count of kept[j] with no local bound to it: ALONE)
+                if (
+                    getrefcount(kept[j]) == ALONE
+                    and getrefcount(allocation(kept[j])) == ALONE
+                    and kept[j].shape == shape
+                ):
+                    out = kept[j]
+                    break
             else:
                 out = ndarray(shape, dtype)
                 kept[0], kept[1] = out, kept[0]

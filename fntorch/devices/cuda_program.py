@@ -230,22 +230,19 @@ class CudaProgram:
         ident = perm == tuple(range(len(perm)))
         inv = _inverse(perm)
         it_shape = tuple(shape[d] for d in perm)
-        m = st.spec.rank - st.spec.reduce_rank
         ins = [
             (None, bits_of(_on_device(cp, np.asarray(u.value, dtype))))
             if isinstance(u, Literal)
             else (u, np.dtype(dtype))
             for u, dtype in zip(st.inputs, st.spec.input_dtypes)
         ]
-        dtypes = [np.dtype(_out_dtype(st.spec, o)) for o in range(len(st.outputs))]
-        wrap = [d == BF16 for d in dtypes]  # bfloat16 results: the kernel writes their bits
+        fresh = _fresh(st, it_shape)
+        wrap = [w for _, _, w in fresh]  # bfloat16 results: the kernel writes their bits
         outs = [
-            (var.id, it_shape[:m] if is_row else it_shape, U16 if w else d,
-             not is_row and not ident, tuple(var.aval.shape))
-            for (var, is_row), d, w in zip(st.outputs, dtypes, wrap)
-        ]  # fmt: skip
+            (var.id, not is_row and not ident, tuple(var.aval.shape)) for var, is_row in st.outputs
+        ]
         read, ndarray, broadcast = self._read, cp.ndarray, cp.broadcast_to
-        run = kernel.bind(it_shape, [(sh, dtype) for _, sh, dtype, _, _ in outs])
+        run = kernel.bind(it_shape, [(sh, dtype) for sh, dtype, _ in fresh])
 
         def launch(env):
             views = []
@@ -257,7 +254,7 @@ class CudaProgram:
                     a = broadcast(a, shape)
                 views.append(a if ident else a.transpose(perm))
             bufs = run(views)
-            for (vid, _, _, permuted, aval_shape), out, w in zip(outs, bufs, wrap):
+            for (vid, permuted, aval_shape), out, w in zip(outs, bufs, wrap):
                 if permuted:
                     out = out.transpose(inv)
                 out = out if out.shape == aval_shape else out.reshape(aval_shape)
@@ -293,14 +290,10 @@ class CudaProgram:
             picks.append(where.get(u.id, self._consts.get(u.id)))
             if picks[-1] is None:
                 return None
-        m = st.spec.rank - st.spec.reduce_rank
         produced = {var.id: k for k, (var, _) in enumerate(st.outputs)}
-        fresh = []
-        for o, (_, is_row) in enumerate(st.outputs):
-            dtype = np.dtype(_out_dtype(st.spec, o))
-            if dtype == BF16:
-                return None
-            fresh.append((shape[:m] if is_row else shape, dtype))
+        fresh = [(sh, dtype) for sh, dtype, bf16 in _fresh(st, shape) if not bf16]
+        if len(fresh) != len(st.outputs):
+            return None  # a bfloat16 result: the step's closure wraps its bits
         order = []
         for v in g.outvars:
             if isinstance(v, Literal):
@@ -378,6 +371,19 @@ def _on_device(cp, c):
     """A graph constant as a CuPy array (it may be one already: made on the GPU while
     tracing under ``ft.default_device("cuda")``)."""
     return as_device(cp, getattr(c, "_value", c))
+
+
+def _fresh(st, it_shape):
+    """``(shape, dtype, bfloat16?)`` of each output kernel step ``st`` writes over
+    iteration shape ``it_shape`` (a row output: its leading dims); a bfloat16 result is
+    written as its 16 bits."""
+    m = st.spec.rank - st.spec.reduce_rank
+    out = []
+    for o, (_, is_row) in enumerate(st.outputs):
+        dtype = np.dtype(_out_dtype(st.spec, o))
+        bf16 = dtype == BF16
+        out.append((it_shape[:m] if is_row else it_shape, U16 if bf16 else dtype, bf16))
+    return out
 
 
 def _out_dtype(spec, o):

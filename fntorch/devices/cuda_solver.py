@@ -62,12 +62,6 @@ def solver_impls(cp, host: dict) -> dict:
         return run
 
     tri = _triangular_solve(cp)
-    lu = _lu(cp)
-    if lu is not None:  # getrf does not fail: a singular matrix's zero pivot is its result
-        fallback = host[d.lu_p]
-        out = {d.lu_p: lambda x: fallback(x) if x.size == 0 else lu(x)}
-    else:
-        out = {}
     natives = {
         d.eigh_p: _eigh(cp),
         d.qr_p: _qr(cp),
@@ -76,8 +70,10 @@ def solver_impls(cp, host: dict) -> dict:
         d.triangular_solve_p: tri,
         d.lu_solve_p: _lu_solve(cp, tri),
     }
-    out.update({prim: guarded(prim, native) for prim, native in natives.items()})
-    return out
+    lu = _lu(cp)
+    if lu is not None:
+        natives[d.lu_p] = lu
+    return {prim: guarded(prim, native) for prim, native in natives.items()}
 
 
 def _eigh(cp):

@@ -140,6 +140,12 @@ class _Entry:
             setattr(self, k, v)
         self.plain = self.cells is None and not self.donate_flat
 
+    def tensors(self, outs):
+        """The program's output buffers ``outs`` as the function's output tree."""
+        if self.single:
+            return _new_tensor(outs[0])
+        return optree.tree_unflatten(self.out_tree, [_new_tensor(o) for o in outs])
+
 
 def _items(name: str, what: str, value, kind: type) -> tuple:
     """``value``, one ``kind`` or an iterable of them, as a tuple; else a TypeError."""
@@ -263,10 +269,7 @@ class JitFunction(_ArgumentKeys):
                 and current_trace() is EVAL_TRACE
             ):
                 self.stats["hits"] += 1
-                outs = entry.program(*[a._value for a in args])
-                if entry.single:
-                    return _new_tensor(outs[0])
-                return optree.tree_unflatten(entry.out_tree, [_new_tensor(o) for o in outs])
+                return entry.tensors(entry.program(*[a._value for a in args]))
         if _disable_state[0] and _jit_disabled.get():
             return self.fun(*args, **kwargs)
         out = self._dispatch(*args, **kwargs)
@@ -406,9 +409,7 @@ class JitFunction(_ArgumentKeys):
             x = leaves[i]
             if type(x) is Tensor:
                 _invalidate(x)
-        if entry.single:
-            return _new_tensor(outs[0])
-        return optree.tree_unflatten(entry.out_tree, [_new_tensor(o) for o in outs])
+        return entry.tensors(outs)
 
     def _compile(self, key, args, kwargs, split) -> _Entry:
         dyn, dyn_kwargs, pos = split
