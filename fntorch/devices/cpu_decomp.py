@@ -148,11 +148,16 @@ def _lu(x):
     if got is None:
         return list(lu_factor_batched(x))
     lu, piv = got
-    return [lu, piv.astype(d.PIVOT_DTYPE), _permutation(piv, x.shape[-2])]
+    return [lu, piv.astype(d.PIVOT_DTYPE), pivot_permutation(piv, x.shape[-2])]
 
 
-def _permutation(pivots, m):
-    """The row permutation that the row swaps ``pivots`` (0-based, in order) make."""
+def pivot_permutation(pivots, m):
+    """The row permutation that the row swaps ``pivots`` (0-based, in order) make (the
+    CUDA device's ``lu`` uses it on cuSOLVER's pivots too).
+
+    >>> pivot_permutation(np.array([1, 1]), 2).tolist()
+    [1, 0]
+    """
     *batch, k = pivots.shape
     piv = pivots.reshape((int(np.prod(batch, dtype=np.int64)), k))
     rows = np.arange(piv.shape[0])

@@ -130,7 +130,7 @@ def _lu(cp):
         return None
     from cupyx.scipy.linalg import lu_factor
 
-    from .cpu_decomp import _permutation
+    from .cpu_decomp import pivot_permutation
 
     def lu(x):
         *batch, m, n = x.shape
@@ -138,7 +138,7 @@ def _lu(cp):
         packed = cp.stack([p[0] for p in parts]).astype(x.dtype, copy=False).reshape(x.shape)
         pivots = cp.asnumpy(cp.stack([p[1] for p in parts])).astype(d.PIVOT_DTYPE)
         pivots = pivots.reshape((*batch, min(m, n)))
-        return [packed, cp.asarray(pivots), cp.asarray(_permutation(pivots, m))]
+        return [packed, cp.asarray(pivots), cp.asarray(pivot_permutation(pivots, m))]
 
     return lu
 
